@@ -1,0 +1,15 @@
+"""Thin RL fronts over `replicalab.episode`: the PettingZoo AEC env and the Gymnasium Scientist env.
+
+Importing this package registers `ReplicaLab/Scientist-v0` with Gymnasium.
+"""
+
+from gymnasium.envs.registration import register, registry
+
+from envs import replicalab_v0
+
+SCIENTIST_ENV_ID = "ReplicaLab/Scientist-v0"
+
+if SCIENTIST_ENV_ID not in registry:
+    register(id=SCIENTIST_ENV_ID, entry_point="envs.scientist_v0:ScientistEnv")
+
+__all__ = ["SCIENTIST_ENV_ID", "replicalab_v0"]

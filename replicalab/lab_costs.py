@@ -1,0 +1,27 @@
+"""The seed's cost and staff formulas, in one place for validation, the Lab Manager and the judge."""
+
+from __future__ import annotations
+
+from replicalab.models import Protocol
+
+
+def estimate_protocol_cost(protocol: Protocol) -> float:
+    """Credits a protocol consumes (the seed's formula, verbatim)."""
+    return float(
+        protocol.sample_size * 10
+        + protocol.duration_days * 50
+        + len(protocol.controls) * 25
+        + len(protocol.required_equipment) * 100
+        + len(protocol.required_reagents) * 75
+    )
+
+
+def estimate_staff_load(protocol: Protocol) -> int:
+    """People a protocol needs at once (the seed's formula, verbatim)."""
+    return (
+        1
+        + (1 if protocol.sample_size > 20 else 0)
+        + (1 if len(protocol.controls) > 2 else 0)
+        + (1 if protocol.duration_days > 5 else 0)
+        + (1 if len(protocol.required_equipment) > 2 else 0)
+    )

@@ -1,0 +1,432 @@
+"""The contracts every part of ReplicaLab speaks: actions, protocols, checks, observations, logs.
+
+These pydantic models are the only shapes that cross a module boundary, so every rule an
+action must satisfy lives here once and every front (PettingZoo, Gymnasium, the runner, an
+LLM parser) gets the same error, naming the same field. Values are frozen; unknown keys are
+refused; strings are stripped, and a list of strings refuses an empty item.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+"""A string that is stripped and must keep at least one character."""
+
+
+class Contract(BaseModel):
+    """Base of every value model: frozen, strict about unknown keys, strips strings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def construct(cls: type[M], **values: Any) -> M:
+    """Build a model from values already known to be valid, skipping validation.
+
+    For hot paths that assemble models from validated parts (scenario generation, the Lab
+    Manager's results). Every field must be given: no defaults are filled in. Much cheaper
+    than `model_construct`, which walks the fields in Python.
+    """
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
+
+
+# --------------------------------------------------------------------------- actions
+
+
+class ScientistActionType(str, Enum):
+    PROPOSE_PROTOCOL = "propose_protocol"
+    REVISE_PROTOCOL = "revise_protocol"
+    REQUEST_INFO = "request_info"
+    ACCEPT = "accept"
+
+
+class LabManagerActionType(str, Enum):
+    REPORT_FEASIBILITY = "report_feasibility"
+    SUGGEST_ALTERNATIVE = "suggest_alternative"
+    REJECT = "reject"
+    ACCEPT = "accept"
+
+
+class Protocol(Contract):
+    """An experiment plan: what the Scientist proposes and the judge scores."""
+
+    sample_size: int = Field(default=0, ge=0)  # runs / instances / backtest windows
+    controls: list[NonEmptyStr] = Field(default_factory=list)
+    technique: str = ""
+    duration_days: int = Field(default=0, ge=0)
+    required_equipment: list[NonEmptyStr] = Field(default_factory=list)
+    required_reagents: list[NonEmptyStr] = Field(default_factory=list)  # consumables, data, licences
+    rationale: str = ""
+
+
+PROTOCOL_PAYLOAD_FIELDS = (
+    "sample_size",
+    "controls",
+    "technique",
+    "duration_days",
+    "required_equipment",
+    "required_reagents",
+)
+"""The fields that make an action carry a protocol. `rationale` is commentary, allowed on any move."""
+
+
+class ScientistAction(Contract):
+    """One Scientist move. Fields that do not apply stay at their zero value."""
+
+    action_type: ScientistActionType
+    sample_size: int = Field(default=0, ge=0)
+    controls: list[NonEmptyStr] = Field(default_factory=list)
+    technique: str = ""
+    duration_days: int = Field(default=0, ge=0)
+    required_equipment: list[NonEmptyStr] = Field(default_factory=list)
+    required_reagents: list[NonEmptyStr] = Field(default_factory=list)
+    questions: list[NonEmptyStr] = Field(default_factory=list)
+    rationale: str = ""
+
+    @model_validator(mode="after")
+    def _rules_of_the_move(self) -> ScientistAction:
+        kind = self.action_type
+        if kind in (ScientistActionType.PROPOSE_PROTOCOL, ScientistActionType.REVISE_PROTOCOL):
+            if self.sample_size < 1:
+                raise ValueError(f"sample_size: {kind.value} needs sample_size >= 1")
+            if not self.technique:
+                raise ValueError(f"technique: {kind.value} needs a technique")
+            if not self.rationale:
+                raise ValueError(f"rationale: {kind.value} needs a rationale")
+            if self.questions:
+                raise ValueError(f"questions: {kind.value} must not carry questions")
+            return self
+        payload = [name for name in PROTOCOL_PAYLOAD_FIELDS if getattr(self, name)]
+        if payload:
+            raise ValueError(f"{payload[0]}: {kind.value} must not carry a protocol payload")
+        if kind is ScientistActionType.REQUEST_INFO and not self.questions:
+            raise ValueError("questions: request_info needs at least one question")
+        if kind is ScientistActionType.ACCEPT and self.questions:
+            raise ValueError("questions: accept must not carry questions")
+        return self
+
+    def to_protocol(self) -> Protocol:
+        """The protocol this move proposes (meaningful for propose/revise only)."""
+        return Protocol.model_construct(
+            sample_size=self.sample_size,
+            controls=list(self.controls),
+            technique=self.technique,
+            duration_days=self.duration_days,
+            required_equipment=list(self.required_equipment),
+            required_reagents=list(self.required_reagents),
+            rationale=self.rationale,
+        )
+
+
+FEASIBILITY_DIMENSIONS = ("protocol", "budget", "equipment", "reagents", "schedule", "staff", "policy")
+"""The seven dimensions the Lab Manager checks, in the seed's order."""
+
+LAB_DIMENSIONS = ("budget", "equipment", "reagents", "schedule", "staff")
+"""Dimensions that are facts of the lab (not of the protocol's own validity or policy)."""
+
+
+class LabManagerAction(Contract):
+    """One Lab Manager move: a verdict on the current protocol, one flag per dimension."""
+
+    action_type: LabManagerActionType
+    feasible: bool
+    protocol_ok: bool
+    budget_ok: bool
+    equipment_ok: bool
+    reagents_ok: bool
+    schedule_ok: bool
+    staff_ok: bool
+    policy_ok: bool
+    suggested_protocol: Protocol | None = None  # the whole revised protocol
+    explanation: NonEmptyStr
+
+    @model_validator(mode="after")
+    def _rules_of_the_verdict(self) -> LabManagerAction:
+        flags = all(getattr(self, f"{dim}_ok") for dim in FEASIBILITY_DIMENSIONS)
+        if self.feasible != flags:
+            raise ValueError("feasible: must equal the AND of the seven *_ok flags")
+        kind = self.action_type
+        if kind is LabManagerActionType.ACCEPT and not self.feasible:
+            raise ValueError("feasible: accept requires a feasible protocol")
+        if kind is LabManagerActionType.REJECT and self.feasible:
+            raise ValueError("feasible: reject requires an infeasible protocol")
+        if kind is LabManagerActionType.SUGGEST_ALTERNATIVE:
+            if self.suggested_protocol is None:
+                raise ValueError("suggested_protocol: suggest_alternative needs a protocol")
+        elif self.suggested_protocol is not None:
+            raise ValueError(f"suggested_protocol: {kind.value} must not carry one")
+        return self
+
+
+# --------------------------------------------------------------------------- validation
+
+
+class ValidationIssue(Contract):
+    severity: Literal["error", "warning"]
+    category: str  # sample_size, duration, controls, equipment, reagents, constraint, policy, reference
+    message: str
+    constraint_id: str | None = None  # the constraint this issue enforces, if any
+
+
+class ValidationResult(Contract):
+    issues: list[ValidationIssue] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no issue is an error (warnings allowed)."""
+        return not any(issue.severity == "error" for issue in self.issues)
+
+    @property
+    def errors(self) -> list[ValidationIssue]:
+        return [issue for issue in self.issues if issue.severity == "error"]
+
+    @property
+    def warnings(self) -> list[ValidationIssue]:
+        return [issue for issue in self.issues if issue.severity == "warning"]
+
+
+# --------------------------------------------------------------------------- feasibility
+
+
+class DimensionCheck(Contract):
+    ok: bool = True
+    reasons: list[str] = Field(default_factory=list)
+
+
+class FeasibilityCheckResult(Contract):
+    """The grounded verdict on a protocol; the Lab Manager and the judge both read this one."""
+
+    protocol: DimensionCheck
+    budget: DimensionCheck
+    equipment: DimensionCheck
+    reagents: DimensionCheck
+    schedule: DimensionCheck
+    staff: DimensionCheck
+    policy: DimensionCheck
+    estimated_cost: float
+    required_staff: int
+    substitution_options: dict[str, list[str]] = Field(default_factory=dict)  # item -> usable subs
+    validation_result: ValidationResult
+
+    @property
+    def protocol_ok(self) -> bool:
+        return self.protocol.ok
+
+    @property
+    def budget_ok(self) -> bool:
+        return self.budget.ok
+
+    @property
+    def equipment_ok(self) -> bool:
+        return self.equipment.ok
+
+    @property
+    def reagents_ok(self) -> bool:
+        return self.reagents.ok
+
+    @property
+    def schedule_ok(self) -> bool:
+        return self.schedule.ok
+
+    @property
+    def staff_ok(self) -> bool:
+        return self.staff.ok
+
+    @property
+    def policy_ok(self) -> bool:
+        return self.policy.ok
+
+    @property
+    def feasible(self) -> bool:
+        return all(getattr(self, dim).ok for dim in FEASIBILITY_DIMENSIONS)
+
+    @property
+    def failed_dimensions(self) -> list[str]:
+        return [dim for dim in FEASIBILITY_DIMENSIONS if not getattr(self, dim).ok]
+
+    @property
+    def summary(self) -> str:
+        failed = self.failed_dimensions
+        if not failed:
+            return f"feasible (cost {self.estimated_cost:g}, staff {self.required_staff})"
+        parts = [f"{dim}: {'; '.join(getattr(self, dim).reasons)}" for dim in failed]
+        return "infeasible — " + " | ".join(parts)
+
+
+class SuggestionChange(Contract):
+    field: str  # the protocol field changed
+    original: str
+    revised: str
+    reason: str
+    tradeoff: str  # what the revision gives up
+
+
+class AlternativeSuggestion(Contract):
+    revised_protocol: Protocol
+    applied_changes: list[SuggestionChange] = Field(default_factory=list)
+    remaining_failures: list[str] = Field(default_factory=list)  # dimensions still failing
+    improved: bool
+    pre_check: FeasibilityCheckResult
+    post_check: FeasibilityCheckResult
+
+
+# --------------------------------------------------------------------------- scenario brief
+
+
+class Paper(Contract):
+    title: NonEmptyStr
+    hypothesis: NonEmptyStr
+    method: NonEmptyStr
+    key_finding: NonEmptyStr
+
+
+ConstraintKind = Literal[
+    "max_duration_days",
+    "max_budget",
+    "max_staff",
+    "min_sample_size",
+    "max_sample_size",
+    "min_controls",
+    "required_review",
+    "forbidden_practice",
+]
+
+
+class Constraint(Contract):
+    """A rule of the lab that a check enforces; `hard` ones fail a check, soft ones warn."""
+
+    id: NonEmptyStr  # stable within a pack, e.g. "c3"
+    kind: ConstraintKind
+    description: NonEmptyStr
+    hard: bool
+    quantity: float | None = None  # the bound, for numeric kinds
+    comparator: Literal["<=", ">="] | None = None
+    unit: str | None = None  # days, credits, people, samples, controls
+    term: str | None = None  # the review that must appear / the practice that must not
+
+
+class ResourceItem(Contract):
+    name: NonEmptyStr
+    kind: Literal["equipment", "reagent"]
+    status: Literal["available", "booked", "out_of_stock"]
+    essential: bool = False  # the method cannot run without this item or an allowed substitute
+
+    @property
+    def available(self) -> bool:
+        return self.status == "available"
+
+
+class Substitution(Contract):
+    original: NonEmptyStr
+    alternative: NonEmptyStr
+    condition: NonEmptyStr  # when the swap is acceptable
+    tradeoff: NonEmptyStr  # what it costs the science
+
+
+class ConversationEntry(Contract):
+    role: Literal["scientist", "lab_manager", "system"]
+    message: str
+    round_number: int = Field(ge=0)
+    action_type: str | None = None
+
+
+# --------------------------------------------------------------------------- observations
+
+
+class ScientistObservation(Contract):
+    """What the Scientist may see: the paper, the public lab brief, the negotiation so far."""
+
+    paper: Paper
+    experiment_goal: str
+    constraints: list[Constraint]
+    resources: list[ResourceItem]
+    substitutions: list[Substitution]
+    conversation_history: list[ConversationEntry] = Field(default_factory=list)
+    current_protocol: Protocol | None = None
+    round_number: int = Field(default=0, ge=0)
+    max_rounds: int = Field(default=6, ge=1)
+
+
+class LabManagerObservation(Contract):
+    """The lab's private facts plus the grounded check of the protocol on the table."""
+
+    budget_total: float
+    budget_remaining: float
+    equipment_available: list[str]
+    equipment_booked: list[str]
+    reagents_in_stock: list[str]
+    reagents_out_of_stock: list[str]
+    staff_count: int
+    time_limit_days: int
+    safety_restrictions: list[str]
+    conversation_history: list[ConversationEntry] = Field(default_factory=list)
+    current_protocol: Protocol | None = None
+    round_number: int = Field(default=0, ge=0)
+    max_rounds: int = Field(default=6, ge=1)
+    feasibility: FeasibilityCheckResult | None = None
+    suggestion: AlternativeSuggestion | None = None
+
+
+# --------------------------------------------------------------------------- judge and logs
+
+
+class RewardBreakdown(Contract):
+    """The judge's scores of a final protocol; `total` = 10·r·f·f·p + bonuses − penalties."""
+
+    rigor: float = Field(ge=0.0, le=1.0)
+    feasibility: float = Field(ge=0.0, le=1.0)
+    fidelity: float = Field(ge=0.0, le=1.0)
+    parsimony: float = Field(ge=0.0, le=1.0)
+    base: float  # 10 · rigor · feasibility · fidelity · parsimony
+    bonuses: dict[str, float] = Field(default_factory=dict)
+    penalties: dict[str, float] = Field(default_factory=dict)  # positive numbers, subtracted
+    total: float
+    notes: list[str] = Field(default_factory=list)  # one line per deduction, for explain()
+
+
+Verdict = Literal["agreement", "accept_without_consent", "round_limit", "truncated"]
+
+
+class StepRecord(Contract):
+    """One agent turn as it happened: what was sent, how it was judged, what it paid."""
+
+    index: int = Field(ge=0)
+    agent: Literal["scientist", "lab_manager"]
+    round_number: int = Field(ge=0)
+    action: dict[str, object] | str | None  # the validated action, or the raw text if malformed
+    action_type: str | None = None
+    error_code: str | None = None
+    error_message: str | None = None
+    reward: float = 0.0
+    reward_components: dict[str, float] = Field(default_factory=dict)
+
+
+class EpisodeLog(Contract):
+    """Everything needed to replay and audit one episode; byte-identical for equal inputs."""
+
+    episode_id: str  # deterministic: f"{scenario_id}" plus the policy tags of the runner, if any
+    seed: int
+    template: str
+    difficulty: str
+    scenario_id: str
+    max_rounds: int
+    reward_config: str  # name of the RewardConfig used
+    transcript: list[ConversationEntry]
+    steps: list[StepRecord]
+    final_protocol: Protocol | None
+    reward_breakdown: RewardBreakdown | None
+    verdict: Verdict | None  # None while the episode is still running
+    rounds_used: int
+    invalid_action_count: int
+    total_rewards: dict[str, float]  # per agent, the sum of its step rewards

@@ -1,0 +1,44 @@
+"""Seeded scenario generation over data-driven templates."""
+
+from replicalab.scenarios.generator import DEFAULT_MAX_ROUNDS, generate_scenario, minimal_protocol
+from replicalab.scenarios.io import load_pack, save_pack
+from replicalab.scenarios.registry import (
+    BUILTIN_TEMPLATES,
+    ScenarioFamily,
+    available_scenario_families,
+    get_template,
+    register_template,
+    register_template_file,
+    template_names,
+)
+from replicalab.scenarios.types import (
+    DIFFICULTIES,
+    Difficulty,
+    HiddenReferenceSpec,
+    LabFacts,
+    NormalizedScenarioPack,
+    PaperCase,
+    TemplateData,
+)
+
+__all__ = [
+    "BUILTIN_TEMPLATES",
+    "DEFAULT_MAX_ROUNDS",
+    "DIFFICULTIES",
+    "Difficulty",
+    "HiddenReferenceSpec",
+    "LabFacts",
+    "NormalizedScenarioPack",
+    "PaperCase",
+    "ScenarioFamily",
+    "TemplateData",
+    "available_scenario_families",
+    "generate_scenario",
+    "get_template",
+    "load_pack",
+    "minimal_protocol",
+    "register_template",
+    "register_template_file",
+    "save_pack",
+    "template_names",
+]

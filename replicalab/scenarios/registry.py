@@ -1,0 +1,92 @@
+"""Which scenario families exist: the built-in templates (JSON under `data/`) and user ones.
+
+A template is data, not code: a user adds a family by registering a `TemplateData` (or a
+JSON file of one) and the shared generator does the rest.
+"""
+
+from __future__ import annotations
+
+import zlib
+from importlib import resources
+from pathlib import Path
+
+from replicalab.models import Contract
+from replicalab.scenarios.types import DIFFICULTIES, Difficulty, TemplateData
+
+BUILTIN_TEMPLATES = ("math_reasoning", "ml_benchmark", "finance_trading")
+
+_registry: dict[str, TemplateData] = {}
+
+
+class ScenarioFamily(Contract):
+    template: str
+    domain_id: str
+    difficulties: list[str]
+    case_ids: list[str]
+
+
+def _load_builtins() -> None:
+    if all(name in _registry for name in BUILTIN_TEMPLATES):
+        return
+    data_dir = resources.files("replicalab.scenarios") / "data"
+    for name in BUILTIN_TEMPLATES:
+        if name not in _registry:
+            text = (data_dir / f"{name}.json").read_text(encoding="utf-8")
+            _registry[name] = TemplateData.model_validate_json(text)
+
+
+def register_template(data: TemplateData, *, replace: bool = False) -> None:
+    """Make a scenario family available to `generate_scenario` under `data.template`."""
+    if not isinstance(data, TemplateData):
+        raise TypeError(f"data: expected TemplateData, got {type(data).__name__}")
+    _load_builtins()
+    if data.template in _registry and not replace:
+        raise ValueError(f"template: {data.template!r} is already registered (pass replace=True)")
+    _registry[data.template] = data
+
+
+def register_template_file(path: str | Path, *, replace: bool = False) -> TemplateData:
+    """Load a template JSON file, validate it, and register it."""
+    data = TemplateData.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    register_template(data, replace=replace)
+    return data
+
+
+def get_template(template: str) -> TemplateData:
+    _load_builtins()
+    try:
+        return _registry[template]
+    except (KeyError, TypeError):
+        valid = ", ".join(sorted(_registry))
+        raise ValueError(f"template: unknown template {template!r}; valid: {valid}") from None
+
+
+def template_names() -> list[str]:
+    _load_builtins()
+    return list(_registry)
+
+
+def template_key(template: str) -> int:
+    """A stable integer for a template name (str hashing is salted per process; crc32 is not)."""
+    return zlib.crc32(template.encode("utf-8"))
+
+
+def check_difficulty(difficulty: str) -> Difficulty:
+    for level in DIFFICULTIES:
+        if difficulty == level:
+            return level
+    raise ValueError(f"difficulty: unknown difficulty {difficulty!r}; valid: {', '.join(DIFFICULTIES)}")
+
+
+def available_scenario_families() -> list[ScenarioFamily]:
+    """Every registered family with its domain, difficulties and paper cases."""
+    _load_builtins()
+    return [
+        ScenarioFamily(
+            template=name,
+            domain_id=data.domain_id,
+            difficulties=list(DIFFICULTIES),
+            case_ids=[case.case_id for case in data.cases],
+        )
+        for name, data in _registry.items()
+    ]

@@ -1,0 +1,121 @@
+"""Shapes of scenario content: the hand-written template data and the generated pack.
+
+Template data (papers, catalogues, substitutions) is JSON under `data/`, validated into
+`TemplateData` once; the generator turns it plus a seed and a difficulty into a frozen
+`NormalizedScenarioPack`, which holds everything a negotiation needs, hidden parts included.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Literal
+
+from pydantic import Field
+
+from replicalab.models import (
+    Constraint,
+    Contract,
+    LabManagerObservation,
+    NonEmptyStr,
+    Paper,
+    ResourceItem,
+    ScientistObservation,
+    Substitution,
+)
+
+Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
+
+
+class HiddenReferenceSpec(Contract):
+    """The plan the original authors ran; only the judge (and an oracle) may read it."""
+
+    summary: NonEmptyStr
+    required_elements: list[NonEmptyStr]  # things a faithful replication must include
+    flexible_elements: list[NonEmptyStr]  # things that may change without losing fidelity
+    target_metric: NonEmptyStr
+    target_value: float
+
+
+class CatalogueItem(Contract):
+    name: NonEmptyStr
+    kind: Literal["equipment", "reagent"]
+
+
+class PaperCase(Contract):
+    """One hand-written paper to replicate, with what its method needs."""
+
+    case_id: NonEmptyStr
+    paper: Paper
+    experiment_goal: NonEmptyStr
+    task_summary: NonEmptyStr
+    success_criteria: list[NonEmptyStr] = Field(min_length=1)
+    technique: NonEmptyStr  # the method, in a phrase a protocol would use
+    needed_equipment: list[NonEmptyStr] = Field(min_length=1)
+    needed_reagents: list[NonEmptyStr] = Field(min_length=1)
+    suggested_controls: list[NonEmptyStr] = Field(min_length=2)
+    required_review: NonEmptyStr  # e.g. "independent code review"; a control must name it
+    forbidden_practices: list[NonEmptyStr] = Field(min_length=1)
+    base_sample_size: int = Field(ge=2)  # what the paper used
+    min_sample_size: int = Field(ge=1)  # the least that still tests the claim
+    base_duration_days: int = Field(ge=1)
+    min_duration_days: int = Field(ge=1)
+    hidden_reference: HiddenReferenceSpec
+
+
+class TemplateData(Contract):
+    """A scenario family: its domain, its lab catalogue, its substitutions and its papers."""
+
+    template: NonEmptyStr
+    domain_id: NonEmptyStr
+    safety_restrictions: list[NonEmptyStr] = Field(min_length=1)
+    catalogue: list[CatalogueItem] = Field(min_length=4)  # items beside the cases' needs
+    substitutions: list[Substitution] = Field(min_length=1)
+    cases: list[PaperCase] = Field(min_length=6)
+
+
+class LabFacts(Contract):
+    """The lab's private numbers; the Lab Manager sees them, the Scientist sees only the brief."""
+
+    budget_total: float
+    budget_remaining: float
+    staff_count: int
+    time_limit_days: int
+    safety_restrictions: list[str]
+
+
+class NormalizedScenarioPack(Contract):
+    """One generated scenario: the public brief, the private lab, the hidden reference."""
+
+    scenario_id: str  # f"{template}-{difficulty}-{seed}"
+    template: str
+    difficulty: Difficulty
+    seed: int
+    domain_id: str
+    case_id: str
+    paper: Paper
+    experiment_goal: str
+    task_summary: str
+    success_criteria: list[str]
+    constraints: list[Constraint]
+    resources: list[ResourceItem]
+    allowed_substitutions: list[Substitution]
+    hidden_reference_spec: HiddenReferenceSpec
+    lab: LabFacts
+    scientist_observation: ScientistObservation
+    lab_manager_observation: LabManagerObservation
+
+    @cached_property
+    def resource_by_name(self) -> dict[str, ResourceItem]:
+        """Lower-cased name -> item, for the checks' lookups."""
+        return {item.name.lower(): item for item in self.resources}
+
+    @cached_property
+    def substitutes(self) -> dict[str, list[str]]:
+        """Lower-cased original -> alternatives that the lab actually has available."""
+        table: dict[str, list[str]] = {}
+        for sub in self.allowed_substitutions:
+            alt = self.resource_by_name.get(sub.alternative.lower())
+            if alt is not None and alt.available:
+                table.setdefault(sub.original.lower(), []).append(sub.alternative)
+        return table
