@@ -118,7 +118,8 @@ class ScientistAction(Contract):
 
     def to_protocol(self) -> Protocol:
         """The protocol this move proposes (meaningful for propose/revise only)."""
-        return Protocol.model_construct(
+        return construct(
+            Protocol,
             sample_size=self.sample_size,
             controls=list(self.controls),
             technique=self.technique,
@@ -129,7 +130,15 @@ class ScientistAction(Contract):
         )
 
 
-FEASIBILITY_DIMENSIONS = ("protocol", "budget", "equipment", "reagents", "schedule", "staff", "policy")
+FEASIBILITY_DIMENSIONS = (
+    "protocol",
+    "budget",
+    "equipment",
+    "reagents",
+    "schedule",
+    "staff",
+    "policy",
+)
 """The seven dimensions the Lab Manager checks, in the seed's order."""
 
 LAB_DIMENSIONS = ("budget", "equipment", "reagents", "schedule", "staff")
@@ -174,7 +183,7 @@ class LabManagerAction(Contract):
 
 class ValidationIssue(Contract):
     severity: Literal["error", "warning"]
-    category: str  # sample_size, duration, controls, equipment, reagents, constraint, policy, reference
+    category: str  # a feasibility dimension (FEASIBILITY_DIMENSIONS) or "reference"
     message: str
     constraint_id: str | None = None  # the constraint this issue enforces, if any
 
@@ -316,9 +325,12 @@ class Constraint(Contract):
     term: str | None = None  # the review that must appear / the practice that must not
 
 
+ItemKind = Literal["equipment", "reagent"]
+
+
 class ResourceItem(Contract):
     name: NonEmptyStr
-    kind: Literal["equipment", "reagent"]
+    kind: ItemKind
     status: Literal["available", "booked", "out_of_stock"]
     essential: bool = False  # the method cannot run without this item or an allowed substitute
 

@@ -8,20 +8,85 @@ drops stop-words, and knows when a mention is negated ("no live trading").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from functools import lru_cache
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
 
 STOP_WORDS = frozenset(
-    "a an and are as at be by for from has have in into is it its of on or that the their "
-    "this to was were will with per via using use used than then over under each all any "
-    "our we us you your".split()
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "their",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "per",
+        "via",
+        "using",
+        "use",
+        "used",
+        "than",
+        "then",
+        "over",
+        "under",
+        "each",
+        "all",
+        "any",
+        "our",
+        "we",
+        "us",
+        "you",
+        "your",
+    ]
 )
 
 NEGATIONS = frozenset(
-    "no not never without avoid avoids avoiding exclude excludes excluding excluded "
-    "forbid forbids forbidden prohibit prohibits prohibited none zero nor cannot".split()
+    [
+        "no",
+        "not",
+        "never",
+        "without",
+        "avoid",
+        "avoids",
+        "avoiding",
+        "exclude",
+        "excludes",
+        "excluding",
+        "excluded",
+        "forbid",
+        "forbids",
+        "forbidden",
+        "prohibit",
+        "prohibits",
+        "prohibited",
+        "none",
+        "zero",
+        "nor",
+        "cannot",
+    ]
 )
 _NEGATION_WINDOW = 3  # how many words before a phrase a negation still governs it
 
@@ -38,6 +103,13 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words(text) if w not in STOP_WORDS)
 
 
+@lru_cache(maxsize=8192)
+def _spaced(text: str) -> str:
+    """The words of `text` joined by single spaces and framed by spaces: a whole-word phrase
+    occurs in `text` exactly when its own spaced form is a substring of this one."""
+    return " " + " ".join(words(text)) + " "
+
+
 def _find(phrase: tuple[str, ...], tokens: tuple[str, ...]) -> list[int]:
     n = len(phrase)
     if n == 0:
@@ -48,29 +120,17 @@ def _find(phrase: tuple[str, ...], tokens: tuple[str, ...]) -> list[int]:
 
 def mentions(phrase: str, text: str) -> bool:
     """True when `phrase` occurs in `text` as a whole-word sequence."""
-    return bool(_find(words(phrase), words(text)))
+    needle = _spaced(phrase)
+    return needle != "  " and needle in _spaced(text)
 
 
 def affirmed(phrase: str, text: str) -> bool:
     """True when `phrase` occurs in `text` at least once without a negation just before it."""
+    if not mentions(phrase, text):
+        return False
     tokens = words(text)
     for start in _find(words(phrase), tokens):
         window = tokens[max(0, start - _NEGATION_WINDOW) : start]
         if not NEGATIONS.intersection(window):
             return True
     return False
-
-
-def mentions_any(phrases: Iterable[str], text: str) -> bool:
-    return any(mentions(phrase, text) for phrase in phrases)
-
-
-def coverage(phrase: str, texts: Iterable[str]) -> float:
-    """Share of the content words of `phrase` that appear among the content words of `texts`."""
-    wanted = content_words(phrase)
-    if not wanted:
-        return 0.0
-    seen: set[str] = set()
-    for text in texts:
-        seen.update(content_words(text))
-    return len(wanted & seen) / len(wanted)

@@ -10,9 +10,9 @@ Errors are what a check must fail on; warnings are what a careful reviewer would
 from __future__ import annotations
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import Constraint, Protocol, ValidationIssue, ValidationResult
+from replicalab.models import Constraint, Protocol, ValidationIssue, ValidationResult, construct
 from replicalab.scenarios.types import NormalizedScenarioPack
-from replicalab.text import affirmed, coverage, mentions
+from replicalab.text import affirmed, content_words, mentions
 
 # Constraint kinds by the dimension that enforces them.
 _CONSTRAINT_DIMENSION = {
@@ -28,11 +28,13 @@ _CONSTRAINT_DIMENSION = {
 _REFERENCE_COVERAGE = 0.5  # share of an element's content words the plan must mention
 
 
-def _issue(
-    severity: str, category: str, message: str, constraint_id: str | None = None
-) -> ValidationIssue:
-    return ValidationIssue.model_construct(
-        severity=severity, category=category, message=message, constraint_id=constraint_id
+def _issue(severity: str, category: str, message: str, constraint_id: str | None = None) -> ValidationIssue:
+    return construct(
+        ValidationIssue,
+        severity=severity,
+        category=category,
+        message=message,
+        constraint_id=constraint_id,
     )
 
 
@@ -64,9 +66,12 @@ def _constraint_issue(c: Constraint, protocol: Protocol) -> ValidationIssue | No
     elif c.kind == "required_review" and c.term:
         if not any(mentions(c.term, control) for control in protocol.controls):
             violated = f"no control includes the {c.term}"
-    elif c.kind == "forbidden_practice" and c.term:
-        if any(affirmed(c.term, text) for text in plan_texts(protocol)):
-            violated = f"the plan uses a forbidden practice: {c.term}"
+    elif (
+        c.kind == "forbidden_practice"
+        and c.term
+        and any(affirmed(c.term, text) for text in plan_texts(protocol))
+    ):
+        violated = f"the plan uses a forbidden practice: {c.term}"
     if violated is None:
         return None
     severity = "error" if c.hard else "warning"
@@ -74,9 +79,7 @@ def _constraint_issue(c: Constraint, protocol: Protocol) -> ValidationIssue | No
     return _issue(severity, _CONSTRAINT_DIMENSION[c.kind], f"{c.id} ({label}): {violated}", c.id)
 
 
-def _item_issues(
-    protocol: Protocol, scenario: NormalizedScenarioPack, kind: str
-) -> list[ValidationIssue]:
+def _item_issues(protocol: Protocol, scenario: NormalizedScenarioPack, kind: str) -> list[ValidationIssue]:
     requested = protocol.required_equipment if kind == "equipment" else protocol.required_reagents
     dimension = "equipment" if kind == "equipment" else "reagents"
     unavailable_word = "booked" if kind == "equipment" else "out of stock"
@@ -92,23 +95,40 @@ def _item_issues(
         elif not item.available:
             subs = scenario.substitutes.get(name.lower())
             if subs:
-                issues.append(_issue("warning", dimension,
-                                     f"{name} is {unavailable_word}; allowed substitute: {subs[0]}"))
+                issues.append(
+                    _issue(
+                        "warning",
+                        dimension,
+                        f"{name} is {unavailable_word}; allowed substitute: {subs[0]}",
+                    )
+                )
             else:
-                issues.append(_issue("error", dimension,
-                                     f"{name} is {unavailable_word} and has no allowed substitute"))
+                issues.append(
+                    _issue(
+                        "error",
+                        dimension,
+                        f"{name} is {unavailable_word} and has no allowed substitute",
+                    )
+                )
     for item in scenario.resources:
         if item.kind != kind or not item.essential or item.name.lower() in asked:
             continue
         alternatives = scenario.substitutes.get(item.name.lower(), [])
         if not any(alt.lower() in asked for alt in alternatives):
-            issues.append(_issue("error", dimension,
-                                 f"the method needs {item.name} (or an allowed substitute)"))
+            issues.append(
+                _issue("error", dimension, f"the method needs {item.name} (or an allowed substitute)")
+            )
     return issues
 
 
-def validate_protocol(protocol: Protocol, scenario: NormalizedScenarioPack) -> ValidationResult:
-    """Every problem of `protocol` in `scenario`; errors fail a check, warnings inform."""
+def validate_protocol(
+    protocol: Protocol, scenario: NormalizedScenarioPack, *, include_reference: bool = True
+) -> ValidationResult:
+    """Every problem of `protocol` in `scenario`; errors fail a check, warnings inform.
+
+    `include_reference=False` leaves out the hidden-reference warnings: the Lab Manager's check
+    uses it, so nothing it (or a learned Lab Manager reading its check) sees can leak them.
+    """
     if not isinstance(protocol, Protocol):
         raise TypeError(f"protocol: expected Protocol, got {type(protocol).__name__}")
     if not isinstance(scenario, NormalizedScenarioPack):
@@ -128,13 +148,20 @@ def validate_protocol(protocol: Protocol, scenario: NormalizedScenarioPack) -> V
             issues.append(found)
     over_time = protocol.duration_days > scenario.lab.time_limit_days
     if over_time and not any(i.category == "schedule" and i.severity == "error" for i in issues):
-        issues.append(_issue("error", "schedule",
-                             f"duration {protocol.duration_days} days is over the lab's time limit "
-                             f"of {scenario.lab.time_limit_days} days"))
+        issues.append(
+            _issue(
+                "error",
+                "schedule",
+                f"duration {protocol.duration_days} days is over the lab's time limit "
+                f"of {scenario.lab.time_limit_days} days",
+            )
+        )
     issues.extend(_item_issues(protocol, scenario, "equipment"))
     issues.extend(_item_issues(protocol, scenario, "reagent"))
-    texts = plan_texts(protocol)
-    for element in scenario.hidden_reference_spec.required_elements:
-        if coverage(element, texts) < _REFERENCE_COVERAGE:
-            issues.append(_issue("warning", "reference", f"does not address: {element}"))
-    return ValidationResult.model_construct(issues=issues)
+    if include_reference:
+        seen = frozenset().union(*(content_words(text) for text in plan_texts(protocol)))
+        for element in scenario.hidden_reference_spec.required_elements:
+            wanted = content_words(element)
+            if wanted and len(wanted & seen) < _REFERENCE_COVERAGE * len(wanted):
+                issues.append(_issue("warning", "reference", f"does not address: {element}"))
+    return construct(ValidationResult, issues=issues)

@@ -28,6 +28,7 @@ import numpy as np
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import (
     Constraint,
+    ItemKind,
     LabManagerObservation,
     Protocol,
     ResourceItem,
@@ -38,6 +39,7 @@ from replicalab.models import (
 from replicalab.scenarios.registry import check_difficulty, get_template, template_key
 from replicalab.scenarios.types import (
     DIFFICULTIES,
+    HiddenReferenceSpec,
     LabFacts,
     NormalizedScenarioPack,
     PaperCase,
@@ -48,6 +50,7 @@ DEFAULT_MAX_ROUNDS = 6
 _EXTRA_ITEMS = (3, 5)  # how many catalogue items beyond the case's needs a lab lists
 _UNAVAILABLE_EXTRA_P = {"easy": 0.2, "medium": 0.35, "hard": 0.5}
 _MIN_CONTROLS = {"easy": 2, "medium": 3, "hard": 3}
+_MAX_STAFF_LOAD = 5  # the most people `estimate_staff_load` can ask for
 _N_UNIFORMS = 64
 
 
@@ -56,19 +59,20 @@ class _CasePlan:
     """What a case needs, computed once per template: items, their swaps, plan costs."""
 
     case: PaperCase
-    essentials: tuple[tuple[str, str], ...]  # (name, kind)
+    essentials: tuple[tuple[str, ItemKind], ...]  # (name, kind)
     swaps: dict[str, tuple[Substitution, ...]]  # essential name -> its template substitutions
     ref_cost: float
     ref_staff: int
     rules: dict[str, list[Constraint]]  # difficulty -> the constraints that depend on the paper only
     floor: dict[str, tuple[float, int]]  # difficulty -> (cost, staff) of the minimal plan
+    reference: HiddenReferenceSpec  # the case's hidden spec, with its technique filled in
 
 
 @dataclass(frozen=True)
 class _TemplatePlan:
     data: TemplateData
     key: int
-    kinds: dict[str, str]  # every item name -> equipment | reagent
+    kinds: dict[str, ItemKind]  # every item name -> equipment | reagent
     cases: tuple[_CasePlan, ...]
     subs_by_original: dict[str, tuple[Substitution, ...]]
 
@@ -81,15 +85,15 @@ def _plan(template: str) -> _TemplatePlan:
     cached = _plans.get(template)
     if cached is not None and cached.data is data:
         return cached
-    kinds = {item.name: item.kind for item in data.catalogue}
+    kinds: dict[str, ItemKind] = {item.name: item.kind for item in data.catalogue}
     subs: dict[str, list[Substitution]] = {}
     for sub in data.substitutions:
         subs.setdefault(sub.original, []).append(sub)
     cases = []
     for case in data.cases:
-        essentials = tuple((n, "equipment") for n in case.needed_equipment) + tuple(
-            (n, "reagent") for n in case.needed_reagents
-        )
+        essentials: tuple[tuple[str, ItemKind], ...] = tuple(
+            (n, "equipment") for n in case.needed_equipment
+        ) + tuple((n, "reagent") for n in case.needed_reagents)
         for name, kind in essentials:
             kinds[name] = kind
         reference = Protocol(
@@ -108,6 +112,7 @@ def _plan(template: str) -> _TemplatePlan:
                 ref_cost=estimate_protocol_cost(reference),
                 ref_staff=estimate_staff_load(reference),
                 rules={level: _case_constraints(case, level, first_id=4) for level in DIFFICULTIES},
+                reference=case.hidden_reference.model_copy(update={"technique": case.technique}),
                 floor={level: _floor(minimal_protocol(case, level, {})) for level in DIFFICULTIES},
             )
         )
@@ -236,14 +241,16 @@ def generate_scenario(
 
     constraints = _lab_constraints(budget_remaining, time_limit, staff) + cp.rules[level]
     resources = list(items.values())
-    lab = construct(LabFacts, 
+    lab = construct(
+        LabFacts,
         budget_total=budget_total,
         budget_remaining=budget_remaining,
         staff_count=staff,
         time_limit_days=time_limit,
         safety_restrictions=list(plan.data.safety_restrictions),
     )
-    return construct(NormalizedScenarioPack, 
+    return construct(
+        NormalizedScenarioPack,
         scenario_id=f"{template}-{level}-{seed}",
         template=template,
         difficulty=level,
@@ -257,9 +264,10 @@ def generate_scenario(
         constraints=constraints,
         resources=resources,
         allowed_substitutions=substitutions,
-        hidden_reference_spec=case.hidden_reference,
+        hidden_reference_spec=cp.reference,
         lab=lab,
-        scientist_observation=construct(ScientistObservation, 
+        scientist_observation=construct(
+            ScientistObservation,
             paper=case.paper,
             experiment_goal=case.experiment_goal,
             constraints=constraints,
@@ -275,34 +283,92 @@ def generate_scenario(
 
 
 def _lab_constraints(budget: float, time_limit: int, staff: int) -> list[Constraint]:
-    """The rules set by the lab's numbers: ids c1-c3. Every constraint binds to a check (spec §2)."""
-    return [
-        _constraint(1, "max_duration_days", True, f"The experiment must finish within {time_limit} days.",
-                    quantity=float(time_limit), comparator="<=", unit="days"),
-        _constraint(2, "max_budget", True, f"Total cost must not exceed {budget:g} credits.",
-                    quantity=budget, comparator="<=", unit="credits"),
-        _constraint(3, "max_staff", True, f"At most {staff} staff can be assigned.",
-                    quantity=float(staff), comparator="<=", unit="people"),
+    """The rules set by the lab's numbers: ids c1-c3. Every constraint binds to a check (spec §2).
+
+    A staff cap no plan can exceed (the staff formula tops out at `_MAX_STAFF_LOAD`) would be
+    decorative, so c3 is stated only when it can bind.
+    """
+    rules = [
+        _constraint(
+            1,
+            "max_duration_days",
+            True,
+            f"The experiment must finish within {time_limit} days.",
+            quantity=float(time_limit),
+            comparator="<=",
+            unit="days",
+        ),
+        _constraint(
+            2,
+            "max_budget",
+            True,
+            f"Total cost must not exceed {budget:g} credits.",
+            quantity=budget,
+            comparator="<=",
+            unit="credits",
+        ),
     ]
+    if staff < _MAX_STAFF_LOAD:
+        rules.append(
+            _constraint(
+                3,
+                "max_staff",
+                True,
+                f"At most {staff} staff can be assigned.",
+                quantity=float(staff),
+                comparator="<=",
+                unit="people",
+            )
+        )
+    return rules
 
 
-def _constraint(index: int, kind: str, hard: bool, description: str, *, quantity: float | None = None,
-                comparator: str | None = None, unit: str | None = None,
-                term: str | None = None) -> Constraint:
-    return construct(Constraint, id=f"c{index}", kind=kind, description=description, hard=hard,
-                     quantity=quantity, comparator=comparator, unit=unit, term=term)
+def _constraint(
+    index: int,
+    kind: str,
+    hard: bool,
+    description: str,
+    *,
+    quantity: float | None = None,
+    comparator: str | None = None,
+    unit: str | None = None,
+    term: str | None = None,
+) -> Constraint:
+    return construct(
+        Constraint,
+        id=f"c{index}",
+        kind=kind,
+        description=description,
+        hard=hard,
+        quantity=quantity,
+        comparator=comparator,
+        unit=unit,
+        term=term,
+    )
 
 
 def _case_constraints(case: PaperCase, level: str, first_id: int) -> list[Constraint]:
     """The rules that depend only on the paper and the difficulty (shared between packs)."""
     n_controls = _MIN_CONTROLS[level]
     specs: list[tuple[str, bool, str, dict[str, object]]] = [
-        ("min_sample_size", True, f"Use at least {case.min_sample_size} samples to test the claim.",
-         dict(quantity=float(case.min_sample_size), comparator=">=", unit="samples")),
-        ("min_controls", level != "easy", f"Include at least {n_controls} controls.",
-         dict(quantity=float(n_controls), comparator=">=", unit="controls")),
-        ("required_review", True, f"A control must include the {case.required_review}.",
-         dict(term=case.required_review)),
+        (
+            "min_sample_size",
+            True,
+            f"Use at least {case.min_sample_size} samples to test the claim.",
+            dict(quantity=float(case.min_sample_size), comparator=">=", unit="samples"),
+        ),
+        (
+            "min_controls",
+            level != "easy",
+            f"Include at least {n_controls} controls.",
+            dict(quantity=float(n_controls), comparator=">=", unit="controls"),
+        ),
+        (
+            "required_review",
+            True,
+            f"A control must include the {case.required_review}.",
+            dict(term=case.required_review),
+        ),
     ]
     specs.extend(
         ("forbidden_practice", True, f"Forbidden practice: {practice}.", dict(term=practice))
@@ -310,8 +376,14 @@ def _case_constraints(case: PaperCase, level: str, first_id: int) -> list[Constr
     )
     if level == "hard":
         cap = max(case.min_sample_size, round(case.base_sample_size * 0.8))
-        specs.append(("max_sample_size", False, f"Prefer at most {cap} samples.",
-                      dict(quantity=float(cap), comparator="<=", unit="samples")))
+        specs.append(
+            (
+                "max_sample_size",
+                False,
+                f"Prefer at most {cap} samples.",
+                dict(quantity=float(cap), comparator="<=", unit="samples"),
+            )
+        )
     return [
         _constraint(first_id + i, kind, hard, text, **extra)  # type: ignore[arg-type]
         for i, (kind, hard, text, extra) in enumerate(specs)
@@ -322,7 +394,8 @@ def _lab_manager_observation(lab: LabFacts, resources: list[ResourceItem]) -> La
     def names(kind: str, available: bool) -> list[str]:
         return [r.name for r in resources if r.kind == kind and r.available == available]
 
-    return construct(LabManagerObservation, 
+    return construct(
+        LabManagerObservation,
         budget_total=lab.budget_total,
         budget_remaining=lab.budget_remaining,
         equipment_available=names("equipment", True),

@@ -42,7 +42,43 @@ def register_template(data: TemplateData, *, replace: bool = False) -> None:
     _load_builtins()
     if data.template in _registry and not replace:
         raise ValueError(f"template: {data.template!r} is already registered (pass replace=True)")
+    _check_substitutable(data)
     _registry[data.template] = data
+
+
+def _check_substitutable(data: TemplateData) -> None:
+    """Refuse a template the generator cannot serve, naming the culprit.
+
+    Medium and hard packs make a needed item unavailable and allow one of its substitutions, so
+    every need must have one, and each alternative must be a catalogue extra of the same kind
+    (an alternative that is itself a need would turn that need non-essential).
+    """
+    catalogue = {item.name: item.kind for item in data.catalogue}
+    need_kind: dict[str, str] = {}
+    for case in data.cases:
+        for names, kind in ((case.needed_equipment, "equipment"), (case.needed_reagents, "reagent")):
+            for name in names:
+                if name in catalogue:
+                    raise ValueError(
+                        f"catalogue: {name!r} is needed by {case.case_id}; the catalogue lists extras only"
+                    )
+                need_kind[name] = kind
+    for sub in data.substitutions:
+        alt_kind = catalogue.get(sub.alternative)
+        if alt_kind is None:
+            raise ValueError(f"substitutions: alternative {sub.alternative!r} is not in the catalogue")
+        if sub.original in need_kind and need_kind[sub.original] != alt_kind:
+            raise ValueError(
+                f"substitutions: {sub.original!r} ({need_kind[sub.original]}) cannot "
+                f"be replaced by {sub.alternative!r} ({alt_kind})"
+            )
+    originals = {sub.original for sub in data.substitutions}
+    for case in data.cases:
+        for name in (*case.needed_equipment, *case.needed_reagents):
+            if name not in originals:
+                raise ValueError(
+                    f"substitutions: {case.case_id} needs {name!r}, which no substitution replaces"
+                )
 
 
 def register_template_file(path: str | Path, *, replace: bool = False) -> TemplateData:

@@ -15,6 +15,7 @@ from pydantic import Field
 from replicalab.models import (
     Constraint,
     Contract,
+    ItemKind,
     LabManagerObservation,
     NonEmptyStr,
     Paper,
@@ -35,11 +36,12 @@ class HiddenReferenceSpec(Contract):
     flexible_elements: list[NonEmptyStr]  # things that may change without losing fidelity
     target_metric: NonEmptyStr
     target_value: float
+    technique: str = ""  # the method as the authors ran it; the generator copies the case's
 
 
 class CatalogueItem(Contract):
     name: NonEmptyStr
-    kind: Literal["equipment", "reagent"]
+    kind: ItemKind
 
 
 class PaperCase(Contract):
