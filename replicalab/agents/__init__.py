@@ -1,0 +1,40 @@
+"""Deterministic Scientist and Lab Manager policies (the seed's agents module).
+
+No LLM calls here: an LLM backend is injected as a `GenerateFn`.
+"""
+
+from replicalab.agents.lab_manager_policy import (
+    AlternativeSuggestion,
+    FeasibilityCheckResult,
+    SuggestionChange,
+    check_feasibility,
+    compose_lab_manager_response,
+    suggest_alternative,
+)
+from replicalab.agents.scientist_policy import (
+    RetryMetadata,
+    ScientistCallResult,
+    ScientistOutputParseError,
+    build_baseline_scientist_action,
+    build_scientist_system_prompt,
+    call_scientist_with_retry,
+    format_scientist_observation,
+    parse_scientist_output,
+)
+
+__all__ = [
+    "AlternativeSuggestion",
+    "FeasibilityCheckResult",
+    "RetryMetadata",
+    "ScientistCallResult",
+    "ScientistOutputParseError",
+    "SuggestionChange",
+    "build_baseline_scientist_action",
+    "build_scientist_system_prompt",
+    "call_scientist_with_retry",
+    "check_feasibility",
+    "compose_lab_manager_response",
+    "format_scientist_observation",
+    "parse_scientist_output",
+    "suggest_alternative",
+]

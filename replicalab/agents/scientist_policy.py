@@ -1,0 +1,829 @@
+"""The Scientist's side of the negotiation: prompts, a strict parser, a retry loop, a baseline.
+
+An LLM Scientist sees only what a human scientist would: the paper, the public lab brief and the
+conversation. The prompt builders therefore read the public parts of a scenario and never its
+hidden reference or the lab's private numbers. The LLM itself is injected as a `GenerateFn`, so
+this module makes no calls of its own; what the model answers is untrusted text, and
+`parse_scientist_output` turns it into a validated `ScientistAction` or one of three error codes
+that the retry loop feeds back as a targeted correction.
+
+Parser choices where the seed is silent:
+- input over `MAX_OUTPUT_CHARS` is refused with code `invalid_json` before any parsing;
+- candidates are tried in this order: the whole (stripped) text, the first ``` fenced block, then
+  the top-level balanced ``{...}`` spans of the text, found in one linear scan that respects JSON
+  strings; the first candidate that decodes wins, spans that are not JSON (``{like this}`` in
+  prose) are skipped, and if none of the first `_MAX_CANDIDATES` decodes, the first decoding
+  error is reported (`invalid_json`);
+- a bare JSON array is valid JSON but not an action (`invalid_action`); text holding no ``{`` at
+  all, scalars included, is `no_json`.
+
+The baseline Scientist is deterministic and reads only the observation: it proposes a protocol
+grounded in the brief (essential items, substitutes for unavailable ones, the required review,
+the constraint bounds), halves its scope when the Lab Manager reports a blocker, and otherwise
+accepts. Hints are matched on whole words: substring tests once read "constraints" as "train".
+Its domain is the one whose hints the paper names most (the seed took the first domain with any
+hint, which sent a Collatz proof run "on GPUs" to machine learning).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from itertools import islice
+from typing import Literal, NamedTuple
+
+from pydantic import Field, ValidationError
+
+from replicalab.models import (
+    Constraint,
+    Contract,
+    ConversationEntry,
+    LabManagerActionType,
+    Protocol,
+    ResourceItem,
+    ScientistAction,
+    ScientistActionType,
+    ScientistObservation,
+)
+from replicalab.scenarios.types import NormalizedScenarioPack
+from replicalab.text import mentions, words
+
+__all__ = [
+    "MAX_OUTPUT_CHARS",
+    "GenerateFn",
+    "ParseErrorCode",
+    "RetryMetadata",
+    "ScientistCallResult",
+    "ScientistOutputParseError",
+    "build_baseline_scientist_action",
+    "build_scientist_system_prompt",
+    "call_scientist_with_retry",
+    "format_scientist_observation",
+    "parse_scientist_output",
+]
+
+GenerateFn = Callable[[list[dict[str, str]]], str]
+"""The injected model: chat messages ({"role", "content"} dicts) in, raw completion text out."""
+
+ParseErrorCode = Literal["no_json", "invalid_json", "invalid_action"]
+
+MAX_OUTPUT_CHARS = 20_000
+"""Longest model output the parser reads; a longer one is refused as `invalid_json`."""
+
+_ACTION_FIELDS = tuple(ScientistAction.model_fields)
+_ACTION_TYPES = tuple(kind.value for kind in ScientistActionType)
+_SCHEMA_REMINDER = (
+    f"ScientistAction keys: {', '.join(_ACTION_FIELDS)}\n"
+    f"Allowed action_type values: {', '.join(_ACTION_TYPES)}"
+)
+
+
+# --------------------------------------------------------------------------- prompts
+
+
+def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
+    """The Scientist's standing brief, built from the public parts of `scenario` only."""
+    sections = [
+        "You are the Scientist agent in ReplicaLab.",
+        "Your job is to negotiate with the Lab Manager the strongest experiment plan that is "
+        "still feasible in this lab: keep the paper's claim testable, respect the constraints, "
+        "and ask only for resources the lab lists.",
+        f"Domain: {scenario.domain_id}",
+        f"Task: {scenario.task_summary}",
+        _bullets("Success criteria:", scenario.success_criteria),
+        _bullets(
+            "Constraints (hard ones must hold; breaking a soft one costs a small deduction):",
+            [_describe_constraint(c) for c in scenario.constraints],
+        ),
+        _bullets("Available resources:", [_describe_resource(r) for r in scenario.resources]),
+        _bullets(
+            "Allowed substitutions:",
+            [
+                f"{s.original} → {s.alternative} ({s.condition}; {s.tradeoff})"
+                for s in scenario.allowed_substitutions
+            ],
+        ),
+        "Output contract: respond with exactly one JSON object and nothing else. Use exactly "
+        f"these keys and no others: {', '.join(_ACTION_FIELDS)}. A key that does not apply to "
+        'your move keeps its zero value (0, "" or []); list items are non-empty strings.',
+        f"Allowed action_type values: {', '.join(_ACTION_TYPES)}",
+        "Field requirements by action_type:\n"
+        "- propose_protocol / revise_protocol: sample_size >= 1, a non-empty technique and a "
+        "non-empty rationale; controls, duration_days, required_equipment and "
+        "required_reagents describe the plan; questions must be empty.\n"
+        "- request_info: at least one entry in questions; sample_size, controls, technique, "
+        "duration_days, required_equipment and required_reagents stay empty; rationale is "
+        "optional.\n"
+        "- accept: no questions and no protocol fields; rationale is optional. Accept only once "
+        "a protocol is on the table; it ends the negotiation.",
+    ]
+    return "\n\n".join(sections)
+
+
+def format_scientist_observation(obs: ScientistObservation) -> str:
+    """One turn's user message: round, paper, conversation, protocol, schema, instruction."""
+    paper = obs.paper
+    history = "No conversation history yet."
+    if obs.conversation_history:
+        entries = [_describe_entry(e) for e in obs.conversation_history]
+        history = _bullets("Conversation history:", entries)
+    current = "No protocol has been proposed yet."
+    if obs.current_protocol is not None:
+        current = _describe_protocol(obs.current_protocol)
+    sections = [
+        f"Round {obs.round_number} of {obs.max_rounds}",
+        f"Paper:\nTitle: {paper.title}\nHypothesis: {paper.hypothesis}\nMethod: {paper.method}\n"
+        f"Key finding: {paper.key_finding}\nGoal: {obs.experiment_goal}",
+        history,
+        current,
+        _SCHEMA_REMINDER,
+        "Respond with exactly one JSON object (a ScientistAction) and nothing else.",
+    ]
+    return "\n\n".join(sections)
+
+
+def _bullets(title: str, lines: Iterable[str]) -> str:
+    body = "\n".join(f"- {line}" for line in lines)
+    return f"{title}\n{body or '- none'}"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() else f"{value:g}"
+
+
+def _describe_constraint(c: Constraint) -> str:
+    text = f"[{'hard' if c.hard else 'soft'}] {c.kind}: {c.description}"
+    if c.quantity is not None:
+        comparator = c.comparator or ("<=" if c.kind.startswith("max") else ">=")
+        return f"{text} ({comparator} {_number(c.quantity)}{f' {c.unit}' if c.unit else ''})"
+    if c.term:
+        return f'{text} (term: "{c.term}")'
+    return text
+
+
+def _describe_resource(item: ResourceItem) -> str:
+    essential = " (essential)" if item.essential else ""
+    return f"{item.name} [{item.kind}]: {item.status.replace('_', ' ')}{essential}"
+
+
+def _describe_entry(entry: ConversationEntry) -> str:
+    kind = f" ({entry.action_type})" if entry.action_type else ""
+    return f"round {entry.round_number}, {entry.role}{kind}: {entry.message}"
+
+
+def _describe_protocol(protocol: Protocol) -> str:
+    def listed(items: list[str]) -> str:
+        return "; ".join(items) or "none"
+
+    return (
+        "Current protocol:\n"
+        f"- technique: {protocol.technique or 'none'}\n"
+        f"- sample_size: {protocol.sample_size}\n"
+        f"- duration_days: {protocol.duration_days}\n"
+        f"- controls: {listed(protocol.controls)}\n"
+        f"- required_equipment: {listed(protocol.required_equipment)}\n"
+        f"- required_reagents: {listed(protocol.required_reagents)}\n"
+        f"- rationale: {protocol.rationale or 'none'}"
+    )
+
+
+# --------------------------------------------------------------------------- parser
+
+
+class ScientistOutputParseError(ValueError):
+    """Model output that is not one valid ScientistAction; `code` says which way it failed."""
+
+    def __init__(
+        self,
+        code: ParseErrorCode,
+        message: str,
+        raw_text: str,
+        parsed_payload: dict[str, object] | None = None,
+    ) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code: ParseErrorCode = code
+        self.message = message
+        self.raw_text = raw_text  # the model output, unchanged
+        self.parsed_payload = parsed_payload  # the decoded object when only validation failed
+
+    def __reduce__(self) -> tuple[type[ScientistOutputParseError], tuple[object, ...]]:
+        return (type(self), (self.code, self.message, self.raw_text, self.parsed_payload))
+
+
+_INSIDE = re.compile(r'[{}"]')  # what changes the state of the scan inside an object
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # one JSON string, unambiguous
+_MAX_CANDIDATES = 16  # bounds the decoding work on text full of {brace} spans
+
+
+def parse_scientist_output(raw_text: str) -> ScientistAction:
+    """Extract and validate the one ScientistAction in `raw_text`, in time linear in its length."""
+    if not isinstance(raw_text, str):
+        raise TypeError(f"raw_text must be str, not {type(raw_text).__name__}")
+    if len(raw_text) > MAX_OUTPUT_CHARS:
+        message = f"output has {len(raw_text)} characters, over MAX_OUTPUT_CHARS={MAX_OUTPUT_CHARS}"
+        raise ScientistOutputParseError("invalid_json", message, raw_text)
+    payload = _decode_first(raw_text)
+    if not isinstance(payload, dict):  # only a candidate opening with "[" decodes to non-dict
+        message = "expected one JSON object, got a JSON array"
+        raise ScientistOutputParseError("invalid_action", message, raw_text)
+    try:
+        return ScientistAction.model_validate(payload)
+    except ValidationError as exc:
+        raise ScientistOutputParseError(
+            "invalid_action", _describe_validation_error(exc), raw_text, payload
+        ) from None
+
+
+def _decode_first(raw_text: str) -> object:
+    first_error: BaseException | None = None
+    for candidate in islice(_candidates(raw_text), _MAX_CANDIDATES):
+        try:
+            return json.loads(candidate)
+        except (ValueError, RecursionError) as exc:  # ValueError covers JSONDecodeError
+            first_error = first_error or exc
+    if first_error is None:
+        raise ScientistOutputParseError("no_json", "no JSON object found in the output", raw_text)
+    raise ScientistOutputParseError("invalid_json", _describe_json_error(first_error), raw_text)
+
+
+def _candidates(raw_text: str) -> Iterator[str]:
+    """Texts that may hold the action, most explicit first: whole text, fence, spans."""
+    stripped = raw_text.strip()
+    if stripped.startswith(("{", "[")):
+        yield stripped
+    fence = _fenced_block(raw_text)
+    if fence is not None:
+        body = fence.strip()
+        if body.startswith(("{", "[")):
+            yield body
+        for start, end in _object_spans(fence):
+            yield fence[start:end]
+    for start, end in _object_spans(raw_text):
+        yield raw_text[start:end]
+
+
+def _fenced_block(text: str) -> str | None:
+    """The body of the first ``` fence (its language tag dropped), or None."""
+    opening = text.find("```")
+    if opening < 0:
+        return None
+    line_end = text.find("\n", opening + 3)
+    if line_end < 0:
+        return None
+    closing = text.find("```", line_end + 1)
+    return text[line_end + 1 : closing if closing >= 0 else len(text)]
+
+
+def _object_spans(text: str) -> Iterator[tuple[int, int]]:
+    """Top-level balanced {...} spans in order, skipping braces inside JSON strings.
+
+    One pass: outside any brace the scan jumps to the next "{"; inside, it jumps between braces
+    and over whole strings. Spans closed inside a brace that never closes are still reported.
+    """
+    opens: list[int] = []
+    pending: list[tuple[int, int]] = []  # maximal closed spans inside a still-open brace
+    pos = 0
+    while True:
+        if not opens:
+            start = text.find("{", pos)
+            if start < 0:
+                return
+            opens.append(start)
+            pos = start + 1
+            continue
+        token = _INSIDE.search(text, pos)
+        if token is None:
+            break
+        at = token.start()
+        char = text[at]
+        if char == '"':
+            string = _STRING.match(text, at)
+            if string is None:  # unterminated: nothing after it can close a brace
+                break
+            pos = string.end()
+        elif char == "{":
+            opens.append(at)
+            pos = at + 1
+        else:
+            begin = opens.pop()
+            pos = at + 1
+            while pending and pending[-1][0] > begin:
+                pending.pop()
+            if opens:
+                pending.append((begin, pos))
+            else:
+                yield begin, pos
+    yield from pending
+
+
+def _describe_json_error(exc: BaseException) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return str(exc)
+
+
+def _describe_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"])
+        what = error["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {what}" if where else what)
+    return "; ".join(parts)
+
+
+# --------------------------------------------------------------------------- retry loop
+
+
+class RetryMetadata(Contract):
+    """How a call went: how many model calls it took and why the last failed one failed."""
+
+    attempt_count: int = Field(ge=1)  # model calls made; 1 = success on the first try
+    retry_count: int = Field(ge=0)  # attempt_count - 1
+    last_error_code: str | None = None  # code of the latest failed attempt, None if none failed
+    last_error_message: str | None = None
+
+
+class ScientistCallResult(Contract):
+    """The validated action and how many attempts it took."""
+
+    action: ScientistAction
+    metadata: RetryMetadata
+
+
+def call_scientist_with_retry(
+    generate_fn: GenerateFn,
+    system_prompt: str,
+    observation: ScientistObservation | str,
+    max_retries: int = 2,
+) -> ScientistCallResult:
+    """Ask the model for an action, feeding parse errors back; at most 1 + max_retries calls.
+
+    `observation` may already be formatted. After the last failed attempt the last
+    `ScientistOutputParseError` is raised; a `generate_fn` that returns a non-str raises TypeError.
+    """
+    if max_retries < 0:
+        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+    user = observation if isinstance(observation, str) else format_scientist_observation(observation)
+    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
+    last_error: ScientistOutputParseError | None = None
+    attempts = max_retries + 1
+    for attempt in range(1, attempts + 1):
+        raw_text = generate_fn([dict(message) for message in messages])
+        try:
+            action = parse_scientist_output(raw_text)
+        except ScientistOutputParseError as error:
+            last_error = error
+            if attempt < attempts:
+                messages.append({"role": "assistant", "content": raw_text})
+                messages.append({"role": "user", "content": _build_correction_prompt(error)})
+            continue
+        metadata = RetryMetadata(
+            attempt_count=attempt,
+            retry_count=attempt - 1,
+            last_error_code=None if last_error is None else last_error.code,
+            last_error_message=None if last_error is None else last_error.message,
+        )
+        return ScientistCallResult(action=action, metadata=metadata)
+    assert last_error is not None  # the loop runs at least once and returns on success
+    raise last_error
+
+
+def _build_correction_prompt(error: ScientistOutputParseError) -> str:
+    if error.code == "no_json":
+        head = "Your previous response did not contain a JSON object."
+    elif error.code == "invalid_json":
+        head = f"Your previous response contained malformed JSON: {error.message}."
+    else:
+        head = (
+            "Your previous response was JSON but failed ScientistAction validation: "
+            f"{error.message}. Fix the validation error."
+        )
+    return f"{head} Respond with exactly one JSON object and nothing else.\n{_SCHEMA_REMINDER}"
+
+
+# --------------------------------------------------------------------------- baseline
+
+
+_ML_HINTS = (
+    "benchmark",
+    "benchmarks",
+    "dataset",
+    "datasets",
+    "accuracy",
+    "tokenizer",
+    "train",
+    "training",
+    "trained",
+    "pretrained",
+    "pre-trained",
+    "fine-tune",
+    "fine-tuning",
+    "gpu",
+    "gpus",
+    "bert",
+    "transformer",
+    "neural",
+    "epoch",
+    "epochs",
+    "checkpoint",
+    "classifier",
+    "perplexity",
+    "imagenet",
+    "cifar",
+    "mnist",
+    "glue",
+    "resnet",
+    "llm",
+    "deep learning",
+    "machine learning",
+    "language model",
+)
+_FINANCE_HINTS = (
+    "backtest",
+    "backtests",
+    "backtesting",
+    "drawdown",
+    "sharpe",
+    "trading",
+    "slippage",
+    "portfolio",
+    "portfolios",
+    "momentum",
+    "volatility",
+    "equities",
+    "futures",
+    "hedge",
+    "alpha",
+    "market",
+    "markets",
+    "turnover",
+    "order book",
+    "transaction costs",
+    "risk premium",
+)
+_MATH_HINTS = (
+    "proof",
+    "proofs",
+    "prove",
+    "proves",
+    "proved",
+    "provably",
+    "theorem",
+    "lemma",
+    "lemmas",
+    "conjecture",
+    "counterexample",
+    "counterexamples",
+    "integer",
+    "integers",
+    "prime",
+    "primes",
+    "polynomial",
+    "bound",
+    "bounds",
+    "sieve",
+    "sieved",
+    "graph",
+    "graphs",
+    "combinatorial",
+    "formal",
+    "formalised",
+    "formalized",
+    "lean",
+    "coq",
+)
+_BLOCKER_HINTS = (
+    "booked",
+    "unavailable",
+    "exceeds",
+    "exceed",
+    "exceeded",
+    "tight",
+    "budget",
+    "cost",
+    "costs",
+    "expensive",
+    "insufficient",
+    "shortage",
+    "infeasible",
+    "fails",
+    "failed",
+    "violates",
+    "violation",
+    "forbidden",
+    "conflict",
+    "overrun",
+    "reject",
+    "rejected",
+    "staff",
+    "out of stock",
+    "not available",
+    "not feasible",
+    "too long",
+    "too many",
+    "too few",
+    "over budget",
+)
+
+
+class _Hints(NamedTuple):
+    single: frozenset[str]  # one-word hints, tested by set intersection
+    phrases: tuple[tuple[str, str], ...]  # (first word, phrase) of multi-word hints
+
+
+def _compile_hints(hints: tuple[str, ...]) -> _Hints:
+    single = frozenset(h for h in hints if words(h) == (h,))
+    return _Hints(single, tuple((words(h)[0], h) for h in hints if h not in single))
+
+
+def _named_phrases(hints: _Hints, text: str, tokens: tuple[str, ...]) -> Iterator[str]:
+    return (phrase for head, phrase in hints.phrases if head in tokens and mentions(phrase, text))
+
+
+def _has_hint(hints: _Hints, text: str) -> bool:
+    tokens = words(text)
+    return not hints.single.isdisjoint(tokens) or any(_named_phrases(hints, text, tokens))
+
+
+def _hint_count(hints: _Hints, text: str) -> int:
+    """How many distinct hints `text` names as whole words."""
+    tokens = words(text)
+    phrases = sum(1 for _ in _named_phrases(hints, text, tokens))
+    return len(hints.single.intersection(tokens)) + phrases
+
+
+_ML = _compile_hints(_ML_HINTS)
+_FINANCE = _compile_hints(_FINANCE_HINTS)
+_MATH = _compile_hints(_MATH_HINTS)
+_BLOCKER = _compile_hints(_BLOCKER_HINTS)
+
+
+class _DomainPlan(NamedTuple):
+    technique: str
+    controls: tuple[str, ...]  # the first two always go in; more only to meet min_controls
+
+
+_DOMAIN_PLANS = {
+    "machine_learning": _DomainPlan(
+        "retrain the published model on the original data split and evaluate with the paper's metric",
+        (
+            "fixed random seeds across runs",
+            "published baseline comparison",
+            "held-out test split evaluation",
+            "ablation of the claimed component",
+        ),
+    ),
+    "finance_trading": _DomainPlan(
+        "offline walk-forward backtest on historical data",
+        (
+            "buy-and-hold benchmark comparison",
+            "transaction cost and slippage model",
+            "out-of-sample period evaluation",
+            "randomised signal placebo",
+        ),
+    ),
+    "mathematics": _DomainPlan(
+        "structured proof reconstruction with step-by-step verification",
+        (
+            "small-case verification",
+            "boundary-case counterexample search",
+            "lemma dependency audit",
+            "alternative proof sketch",
+        ),
+    ),
+}
+_DEFAULT_SAMPLE_SIZE = 10
+_DEFAULT_DURATION_DAYS = 7
+_ACCEPT = ScientistAction(action_type=ScientistActionType.ACCEPT)
+_NO_BLOCKER_TYPES = frozenset(
+    {LabManagerActionType.ACCEPT.value, LabManagerActionType.REPORT_FEASIBILITY.value}
+)
+
+
+class _Brief(NamedTuple):
+    """What the baseline takes from the public constraints (the tightest bound of each kind)."""
+
+    min_sample: int | None
+    max_sample: int | None
+    max_duration: int | None
+    min_controls: int
+    reviews: tuple[str, ...]  # terms a control must name
+    forbidden: tuple[str, ...]  # terms no part of the protocol may name
+
+
+def build_baseline_scientist_action(observation: ScientistObservation) -> ScientistAction:
+    """The seed's decision tree: propose first; then accept at the round limit, revise on a
+    blocker in the latest Lab Manager reply, and accept otherwise."""
+    protocol = observation.current_protocol
+    if protocol is None:
+        return _propose(observation, _read_brief(observation.constraints))
+    if observation.round_number >= observation.max_rounds:
+        return _ACCEPT
+    history = observation.conversation_history
+    latest = next((e for e in reversed(history) if e.role == "lab_manager"), None)
+    if latest is not None and _feedback_indicates_blocker(latest):
+        return _revise(observation, protocol, _read_brief(observation.constraints))
+    return _ACCEPT
+
+
+def _infer_domain(observation: ScientistObservation) -> str:
+    """The domain whose hints the paper names most; ties go in the seed's order (ML, finance).
+
+    The seed takes the first domain with any hint; counting keeps a proof that runs "on GPUs"
+    in mathematics.
+    """
+    paper = observation.paper
+    fields = (paper.title, paper.hypothesis, paper.method, paper.key_finding)
+    return _domain_of(" ".join((*fields, observation.experiment_goal)))
+
+
+@lru_cache(maxsize=1024)  # a paper keeps its domain for a whole episode
+def _domain_of(text: str) -> str:
+    ml, finance = _hint_count(_ML, text), _hint_count(_FINANCE, text)
+    if max(ml, finance) == 0 or max(ml, finance) < _hint_count(_MATH, text):
+        return "mathematics"
+    return "machine_learning" if ml >= finance else "finance_trading"
+
+
+def _feedback_indicates_blocker(entry: ConversationEntry) -> bool:
+    if entry.action_type in _NO_BLOCKER_TYPES:
+        return False
+    return _has_hint(_BLOCKER, entry.message)
+
+
+def _read_brief(constraints: list[Constraint]) -> _Brief:
+    min_sample: int | None = None
+    max_sample: int | None = None
+    max_duration: int | None = None
+    min_controls = 0
+    reviews: list[str] = []
+    forbidden: list[str] = []
+    for c in constraints:
+        q = c.quantity
+        if c.kind == "required_review" and c.term:
+            reviews.append(c.term)
+        elif c.kind == "forbidden_practice" and c.term:
+            forbidden.append(c.term)
+        elif q is None:
+            continue
+        elif c.kind == "min_sample_size":
+            min_sample = max(min_sample or 0, math.ceil(q))
+        elif c.kind == "max_sample_size":
+            max_sample = _tighter(max_sample, math.floor(q))
+        elif c.kind == "max_duration_days":
+            max_duration = _tighter(max_duration, math.floor(q))
+        elif c.kind == "min_controls":
+            min_controls = max(min_controls, math.ceil(q))
+    return _Brief(min_sample, max_sample, max_duration, min_controls, tuple(reviews), tuple(forbidden))
+
+
+def _tighter(bound: int | None, value: int) -> int:
+    return value if bound is None else min(bound, value)
+
+
+def _fit_sample(value: int, brief: _Brief) -> int:
+    """`value` raised to the minimum, cut to the maximum, and at least 1."""
+    if brief.min_sample is not None:
+        value = max(value, brief.min_sample)
+    if brief.max_sample is not None:
+        value = min(value, brief.max_sample)
+    return max(value, 1)
+
+
+def _allowed(items: Iterable[str], forbidden: tuple[str, ...]) -> list[str]:
+    """`items` without duplicates (case-insensitive) and without any that names a forbidden term."""
+    seen: set[str] = set()
+    kept = []
+    for item in items:
+        key = item.lower()
+        if key not in seen and not any(_names(term, item) for term in forbidden):
+            seen.add(key)
+            kept.append(item)
+    return kept
+
+
+def _names(term: str, text: str) -> bool:
+    """`mentions`, after a cheap test that the term's first word occurs at all."""
+    head = words(term)
+    return bool(head) and head[0] in words(text) and mentions(term, text)
+
+
+def _substitute_table(observation: ScientistObservation) -> dict[str, str]:
+    """Lower-cased unavailable item -> the first allowed substitute that is available."""
+    available = {r.name.lower(): r.available for r in observation.resources}
+    table: dict[str, str] = {}
+    for sub in observation.substitutions:
+        original = sub.original.lower()
+        if not available.get(original, True) and available.get(sub.alternative.lower()):
+            table.setdefault(original, sub.alternative)
+    return table
+
+
+def _swap(items: Iterable[str], table: dict[str, str], swaps: list[str]) -> list[str]:
+    """`items` with unavailable ones replaced by their substitute; `swaps` records each swap.
+
+    An unavailable item without a substitute is kept: the Lab Manager reports it.
+    """
+    result = []
+    for item in items:
+        alternative = table.get(item.lower())
+        if alternative is not None:
+            swaps.append(f"{alternative} for {item}")
+            item = alternative
+        result.append(item)
+    return result
+
+
+def _essentials(observation: ScientistObservation, kind: str) -> list[str]:
+    return [r.name for r in observation.resources if r.essential and r.kind == kind]
+
+
+def _with_reviews(controls: list[str], brief: _Brief) -> list[str]:
+    missing = [r for r in brief.reviews if not any(_names(r, c) for c in controls)]
+    return _allowed([*controls, *missing], brief.forbidden)
+
+
+def _protocol_action(
+    kind: ScientistActionType,
+    technique: str,
+    sample_size: int,
+    duration_days: int,
+    controls: list[str],
+    equipment: list[str],
+    reagents: list[str],
+    rationale: str,
+) -> ScientistAction:
+    # Every part comes from validated models or is built non-empty here: skip re-validation.
+    return ScientistAction.model_construct(
+        action_type=kind,
+        sample_size=sample_size,
+        controls=controls,
+        technique=technique,
+        duration_days=duration_days,
+        required_equipment=equipment,
+        required_reagents=reagents,
+        questions=[],
+        rationale=rationale,
+    )
+
+
+def _propose(observation: ScientistObservation, brief: _Brief) -> ScientistAction:
+    plan = _DOMAIN_PLANS[_infer_domain(observation)]
+    swaps: list[str] = []
+    table = _substitute_table(observation)
+    equipment = _swap(_essentials(observation, "equipment"), table, swaps)
+    reagents = _swap(_essentials(observation, "reagent"), table, swaps)
+    n_defaults = max(2, brief.min_controls - len(brief.reviews))
+    controls = _with_reviews(_allowed(plan.controls, brief.forbidden)[:n_defaults], brief)
+    sample_size = _fit_sample(_DEFAULT_SAMPLE_SIZE, brief)
+    duration = _DEFAULT_DURATION_DAYS if brief.max_duration is None else max(brief.max_duration, 0)
+    rationale = (
+        f'Replicates "{observation.paper.title}" at {sample_size} samples over {duration} days '
+        "with only the essential items."
+    )
+    if swaps:
+        rationale += f" Substitutes {'; '.join(swaps)}."
+    return _protocol_action(
+        ScientistActionType.PROPOSE_PROTOCOL,
+        plan.technique,
+        sample_size,
+        duration,
+        controls,
+        _allowed(equipment, brief.forbidden),
+        _allowed(reagents, brief.forbidden),
+        rationale,
+    )
+
+
+def _revise(observation: ScientistObservation, protocol: Protocol, brief: _Brief) -> ScientistAction:
+    sample_size = _fit_sample(protocol.sample_size // 2, brief)
+    duration = protocol.duration_days * 3 // 4
+    if brief.max_duration is not None:
+        duration = min(duration, brief.max_duration)
+    duration = max(duration, 1)
+    swaps: list[str] = []
+    table = _substitute_table(observation)
+    equipment = _swap(protocol.required_equipment, table, swaps)
+    reagents = _swap(protocol.required_reagents, table, swaps)
+    technique = protocol.technique or _DOMAIN_PLANS[_infer_domain(observation)].technique
+    rationale = (
+        f"Revised for the Lab Manager's concerns: sample size {protocol.sample_size} → "
+        f"{sample_size}, duration {protocol.duration_days} → {duration} days."
+    )
+    if swaps:
+        rationale += f" Substitutes {'; '.join(swaps)}."
+    return _protocol_action(
+        ScientistActionType.REVISE_PROTOCOL,
+        technique,
+        sample_size,
+        duration,
+        _with_reviews(list(protocol.controls), brief),
+        _allowed(equipment, brief.forbidden),
+        _allowed(reagents, brief.forbidden),
+        rationale,
+    )
