@@ -1,0 +1,35 @@
+"""The deterministic judge (the seed's scoring): four scores, a total, and an explanation.
+
+    build_reward_breakdown(protocol, scenario, check=None, *, config, rounds_used, max_rounds)
+    compute_total_reward(breakdown) = 10 · rigor · feasibility · fidelity · parsimony
+                                      + Σ bonuses - Σ penalties
+    explain(breakdown) -> str
+
+Scores live in `scores`, per-scenario facts (cached per pack object) in `facts`.
+"""
+
+from replicalab.judge.breakdown import (
+    ALL_CHECKS_BONUS,
+    BASE_SCALE,
+    EFFICIENCY_BONUS,
+    build_reward_breakdown,
+    compute_total_reward,
+    explain,
+    feasibility_score,
+    fidelity_score,
+    parsimony_score,
+    rigor_score,
+)
+
+__all__ = [
+    "ALL_CHECKS_BONUS",
+    "BASE_SCALE",
+    "EFFICIENCY_BONUS",
+    "build_reward_breakdown",
+    "compute_total_reward",
+    "explain",
+    "feasibility_score",
+    "fidelity_score",
+    "parsimony_score",
+    "rigor_score",
+]

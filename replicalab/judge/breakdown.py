@@ -1,0 +1,126 @@
+"""Assemble the judge's verdict on a protocol: the four scores, bonuses, total, explanation.
+
+`total = 10 · rigor · feasibility · fidelity · parsimony + Σ bonuses - Σ penalties`. The product
+means a plan must be good on every axis; a degenerate plan (rigor 0) totals exactly 0, because
+the bonuses are paid only to a plan that passes all seven checks and has a positive base:
+
+- `all_checks_pass`: the Lab Manager's check passes every dimension.
+- `efficiency`: per round left unused at agreement (when the caller says how many were used).
+
+The judge has no penalties of its own (soft-constraint warnings are already a deduction inside
+feasibility, and counting them twice would make them loom larger than a failed check); the
+`penalties` field is summed and explained all the same, for breakdowns built by other judges.
+Amounts come from a `RewardConfig` when one is given, else from the defaults below (which the
+`default` preset shares).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from replicalab.agents.lab_manager_policy import check_feasibility
+from replicalab.judge import scores
+from replicalab.judge.facts import case_facts
+from replicalab.models import FeasibilityCheckResult, Protocol, RewardBreakdown
+from replicalab.scenarios.types import NormalizedScenarioPack
+
+if TYPE_CHECKING:
+    from replicalab.rewards import RewardConfig
+
+ALL_CHECKS_BONUS = 1.0
+EFFICIENCY_BONUS = 0.25  # per unused round
+BASE_SCALE = 10.0
+
+
+def rigor_score(protocol: Protocol, scenario: NormalizedScenarioPack) -> float:
+    return scores.rigor(protocol, case_facts(scenario))[0]
+
+
+def feasibility_score(
+    protocol: Protocol,
+    scenario: NormalizedScenarioPack,
+    check: FeasibilityCheckResult | None = None,
+) -> float:
+    if check is None:
+        check = check_feasibility(protocol, scenario)
+    return scores.feasibility(check)[0]
+
+
+def fidelity_score(protocol: Protocol, scenario: NormalizedScenarioPack) -> float:
+    return scores.fidelity(protocol, case_facts(scenario))[0]
+
+
+def parsimony_score(protocol: Protocol, scenario: NormalizedScenarioPack) -> float:
+    return scores.parsimony(protocol, case_facts(scenario))[0]
+
+
+def build_reward_breakdown(
+    protocol: Protocol,
+    scenario: NormalizedScenarioPack,
+    check: FeasibilityCheckResult | None = None,
+    *,
+    config: RewardConfig | None = None,
+    rounds_used: int | None = None,
+    max_rounds: int | None = None,
+) -> RewardBreakdown:
+    """Score `protocol` in `scenario`; `check` must be the Lab Manager's check of this protocol
+    (computed here when not given, with the same result)."""
+    if check is None:
+        check = check_feasibility(protocol, scenario)
+    facts = case_facts(scenario)
+    r, rigor_notes = scores.rigor(protocol, facts)
+    f, feasibility_notes = scores.feasibility(check)
+    fi, fidelity_notes = scores.fidelity(protocol, facts)
+    p, parsimony_notes = scores.parsimony(protocol, facts)
+    notes = [*rigor_notes, *feasibility_notes, *fidelity_notes, *parsimony_notes]
+    base = BASE_SCALE * r * f * fi * p
+    bonuses: dict[str, float] = {}
+    if base > 0.0 and check.feasible:
+        amount = ALL_CHECKS_BONUS if config is None else config.all_checks_bonus
+        if amount:
+            bonuses["all_checks_pass"] = amount
+        if rounds_used is not None and max_rounds is not None:
+            per_round = EFFICIENCY_BONUS if config is None else config.efficiency_bonus
+            unused = max(0, max_rounds - rounds_used)
+            if per_round and unused:
+                bonuses["efficiency"] = per_round * unused
+    return RewardBreakdown.model_construct(
+        rigor=r,
+        feasibility=f,
+        fidelity=fi,
+        parsimony=p,
+        base=base,
+        bonuses=bonuses,
+        penalties={},
+        total=base + sum(bonuses.values()),
+        notes=notes,
+    )
+
+
+def compute_total_reward(breakdown: RewardBreakdown) -> float:
+    """10 · rigor · feasibility · fidelity · parsimony + Σ bonuses - Σ penalties."""
+    b = breakdown
+    base = BASE_SCALE * b.rigor * b.feasibility * b.fidelity * b.parsimony
+    return base + sum(b.bonuses.values()) - sum(b.penalties.values())
+
+
+def explain(breakdown: RewardBreakdown) -> str:
+    """A plain-text account naming every score, bonus and penalty with its value, and the notes."""
+    b = breakdown
+    lines = [
+        f"judge total {compute_total_reward(b):.3f} = 10 x rigor x feasibility x fidelity x "
+        f"parsimony ({b.base:.3f}) + bonuses - penalties",
+        f"  rigor        {b.rigor:.3f}",
+        f"  feasibility  {b.feasibility:.3f}",
+        f"  fidelity     {b.fidelity:.3f}",
+        f"  parsimony    {b.parsimony:.3f}",
+    ]
+    for title, sign, table in (("bonuses", "+", b.bonuses), ("penalties", "-", b.penalties)):
+        if not table:
+            lines.append(f"{title}: none")
+            continue
+        lines.append(f"{title}:")
+        lines.extend(f"  {name}  {sign}{value:.3f}" for name, value in sorted(table.items()))
+    lines.append("notes:" if b.notes else "notes: none")
+    lines.extend(f"  - {note}" for note in b.notes)
+    return "\n".join(lines)

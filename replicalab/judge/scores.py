@@ -1,0 +1,202 @@
+"""The judge's four scores of a protocol: rigor, feasibility, fidelity, parsimony.
+
+Each is a pure function of (protocol, scenario[, check]) in [0, 1]. They are built so that the
+cheap ways to look good do not pay:
+
+- Lists are read as sets of normalised entries (content words, case and stop-words ignored):
+  reordering a list changes nothing and a duplicate adds nothing to rigor or fidelity while
+  parsimony charges it as padding.
+- Feasibility is read off the Lab Manager's own `FeasibilityCheckResult` (no second opinion):
+  the share of the seven dimensions that pass, each failure multiplying by 1/4 so an infeasible
+  plan lands well below any feasible one, and each soft-constraint warning costing 5 %.
+- Fidelity reads bounded windows: the content words of the technique's first `TECHNIQUE_WORDS`
+  words, of the controls, and of the rationale's first `RATIONALE_WORDS` words. Each required
+  element of the hidden reference counts once, by the share of its content words found, and
+  earns nothing below `ADDRESSED` (stray words that a pasted brief happens to share with it do
+  not add up). So a pasted brief only displaces the plan's own words from the window, while
+  parsimony prices every word over the budget and every padded control. The technique earns
+  the share of the case's technique words in its window, so pasting the method paragraph there
+  does not pay either. Flexible elements are not read at all: changing them costs nothing.
+- Rigor saturates: sample-size credit grows as sqrt(n / (2·min)) and caps at twice the minimum
+  (the paper's scale: the data keeps each case's minimum at about half its published size);
+  controls count up to what the lab asks for.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from replicalab.judge.facts import CaseFacts
+from replicalab.models import FEASIBILITY_DIMENSIONS, FeasibilityCheckResult, Protocol
+from replicalab.text import STOP_WORDS, content_words, mentions, words
+
+RATIONALE_WORDS = 60  # words of the rationale's opening that fidelity reads
+ADDRESSED = 0.5  # share of an element's content words below which it earns nothing
+TECHNIQUE_WORDS = 16  # words of the technique's opening that fidelity reads
+WORD_BUDGET = {"rationale": 60, "technique": 16, "control": 8}  # words before parsimony falls
+SPARE_CONTROLS = 2  # distinct controls beyond the lab's minimum before they count as padding
+
+_RIGOR_WEIGHTS = (0.4, 0.25, 0.2, 0.15)  # sample size, controls, review, duration
+_FIDELITY_WEIGHTS = (0.6, 0.2, 0.2)  # required elements, technique, needed items
+_HARD_FAILURE = 0.25  # feasibility factor per failed dimension
+_SOFT_WARNING = 0.95  # feasibility factor per soft-constraint warning
+_UNNEEDED_ITEM = 0.25  # parsimony: 1 / (1 + 0.25 per unneeded item)
+_PADDED_CONTROL = 0.2  # parsimony: 1 / (1 + 0.2 per padded control)
+
+Scored = tuple[float, tuple[str, ...]]  # a score and one note per deduction
+
+
+@lru_cache(maxsize=4096)
+def _control_keys(controls: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    """The distinct meaningful controls, each as its set of content words, in a fixed order."""
+    keys = {content_words(c) for c in controls}
+    keys.discard(frozenset())
+    return tuple(sorted(keys, key=sorted))
+
+
+def _opening(text: str, n: int) -> frozenset[str]:
+    """The content words among the first `n` words of `text`."""
+    return frozenset(words(text)[:n]) - STOP_WORDS
+
+
+def _items(protocol: Protocol) -> tuple[str, ...]:
+    return (*protocol.required_equipment, *protocol.required_reagents)
+
+
+def is_degenerate(protocol: Protocol) -> bool:
+    """Nothing to run: no samples or no technique."""
+    return protocol.sample_size < 1 or not content_words(protocol.technique)
+
+
+# The text-derived parts of each score are cached on (facts, the protocol's strings): an episode
+# scores the same plan several times (potential, check, final judge), and strings hash once.
+
+
+@lru_cache(maxsize=4096)
+def _control_credit(facts: CaseFacts, controls: tuple[str, ...]) -> Scored:
+    """Rigor's share from controls: distinct ones against the minimum, and the reviews."""
+    distinct = len(_control_keys(controls))
+    credit = _RIGOR_WEIGHTS[1] * min(1.0, distinct / facts.min_controls)
+    notes = []
+    if distinct < facts.min_controls:
+        notes.append(f"rigor: {distinct} distinct controls of {facts.min_controls} asked")
+    missing = [r for r in facts.reviews if not any(mentions(r, c) for c in controls)]
+    if facts.reviews:
+        credit += _RIGOR_WEIGHTS[2] * (1.0 - len(missing) / len(facts.reviews))
+    else:
+        credit += _RIGOR_WEIGHTS[2]
+    notes.extend(f"rigor: no control includes the {r}" for r in missing)
+    return credit, tuple(notes)
+
+
+def rigor(protocol: Protocol, facts: CaseFacts) -> Scored:
+    if is_degenerate(protocol):
+        return 0.0, ("rigor: degenerate plan (no samples or no technique)",)
+    credit, notes = _control_credit(facts, tuple(protocol.controls))
+    n = protocol.sample_size
+    sample = min(1.0, math.sqrt(n / facts.reference_samples))
+    duration = min(1.0, protocol.duration_days / facts.adequate_days)
+    if sample < 1.0:
+        notes += (f"rigor: {n} samples, full credit from {facts.reference_samples:g}",)
+    if duration < 1.0:
+        days = protocol.duration_days
+        notes += (f"rigor: {days} days, full credit from {facts.adequate_days}",)
+    return _RIGOR_WEIGHTS[0] * sample + credit + _RIGOR_WEIGHTS[3] * duration, notes
+
+
+def soft_warnings(check: FeasibilityCheckResult) -> int:
+    """Soft constraints the plan violates (warnings that name a constraint)."""
+    return sum(
+        1
+        for issue in check.validation_result.issues
+        if issue.severity == "warning" and issue.constraint_id is not None
+    )
+
+
+def feasibility(check: FeasibilityCheckResult) -> Scored:
+    failed = [dim for dim in FEASIBILITY_DIMENSIONS if not getattr(check, dim).ok]
+    soft = soft_warnings(check)
+    n = len(FEASIBILITY_DIMENSIONS)
+    score = (n - len(failed)) / n * _HARD_FAILURE ** len(failed) * _SOFT_WARNING**soft
+    notes: tuple[str, ...] = ()
+    if failed:
+        notes += (f"feasibility: fails {', '.join(failed)}",)
+    if soft:
+        notes += (f"feasibility: {soft} soft-constraint warning{'s' if soft > 1 else ''}",)
+    return score, notes
+
+
+def fidelity(protocol: Protocol, facts: CaseFacts) -> Scored:
+    return _fidelity(
+        facts, protocol.technique, tuple(protocol.controls), protocol.rationale, _items(protocol)
+    )
+
+
+@lru_cache(maxsize=4096)
+def _fidelity(
+    facts: CaseFacts,
+    technique: str,
+    controls: tuple[str, ...],
+    rationale: str,
+    items: tuple[str, ...],
+) -> Scored:
+    opening = _opening(technique, TECHNIQUE_WORDS)
+    window = opening.union(*_control_keys(controls), _opening(rationale, RATIONALE_WORDS))
+    notes = []
+    covered = 0.0
+    for element, wanted in facts.elements:
+        share = len(wanted & window) / len(wanted) if wanted else 1.0
+        if share >= ADDRESSED:
+            covered += share
+            if share < 1.0:
+                notes.append(f"fidelity: {share:.0%} of required element {element!r}")
+        else:
+            notes.append(f"fidelity: does not address {element!r}")
+    elements = covered / len(facts.elements) if facts.elements else 1.0
+    reference = facts.technique_words
+    used = reference & opening
+    technique_credit = len(used) / min(len(reference), TECHNIQUE_WORDS) if reference else 1.0
+    if technique_credit < 1.0:
+        notes.append(f"fidelity: technique names {len(used)} of the method's key words")
+    requested = {name.lower() for name in items}
+    met = sum(1 for names in facts.essentials if not names.isdisjoint(requested))
+    item_credit = met / len(facts.essentials) if facts.essentials else 1.0
+    if item_credit < 1.0:
+        notes.append(f"fidelity: {met} of {len(facts.essentials)} needed items (or substitutes)")
+    we, wt, wi = _FIDELITY_WEIGHTS
+    return we * elements + wt * technique_credit + wi * item_credit, tuple(notes)
+
+
+def parsimony(protocol: Protocol, facts: CaseFacts) -> Scored:
+    return _parsimony(
+        facts, protocol.technique, tuple(protocol.controls), protocol.rationale, _items(protocol)
+    )
+
+
+@lru_cache(maxsize=4096)
+def _parsimony(
+    facts: CaseFacts,
+    technique: str,
+    controls: tuple[str, ...],
+    rationale: str,
+    items: tuple[str, ...],
+) -> Scored:
+    notes = []
+    excess = max(0, len(words(rationale)) - WORD_BUDGET["rationale"])
+    excess += max(0, len(words(technique)) - WORD_BUDGET["technique"])
+    excess += sum(max(0, len(words(c)) - WORD_BUDGET["control"]) for c in controls)
+    if excess:
+        notes.append(f"parsimony: {excess} words over budget")
+    requested = [name.lower() for name in items]
+    unneeded = len(requested) - len(set(requested))  # duplicates
+    unneeded += sum(1 for name in set(requested) if name not in facts.needed)
+    if unneeded:
+        notes.append(f"parsimony: {unneeded} requested items the method does not need")
+    distinct = len(_control_keys(controls))
+    padded = len(controls) - distinct + max(0, distinct - facts.min_controls - SPARE_CONTROLS)
+    if padded:
+        notes.append(f"parsimony: {padded} padded controls")
+    budget = WORD_BUDGET["rationale"]
+    score = budget / (budget + excess) / (1 + _UNNEEDED_ITEM * unneeded)
+    return score / (1 + _PADDED_CONTROL * padded), tuple(notes)

@@ -1,0 +1,228 @@
+"""Per-step rewards: which terms an episode pays, to whom, and when. Pure, framework-free.
+
+The episode reports each agent turn as a `Transition`; `reward_components(config, transition)`
+turns it into named components per agent, and a step's reward is the sum of its components.
+A `RewardConfig` chooses every term, so an experiment names its reward by a preset or a JSON
+file instead of editing code.
+
+Conventions
+-----------
+- Sign: a component is positive when it rewards and negative when it punishes. The magnitudes
+  in `RewardConfig.penalties` are positive numbers and enter negated. Only non-zero components
+  are reported.
+- Who is paid: per-turn terms (step cost, invalid action, stalling, hallucinated resource,
+  regression, misreport) go to the agent that acted. The game is cooperative: at a terminal
+  agreement both agents receive the same `judge` reward; an episode that ends without one
+  (`accept_without_consent`, `round_limit`, `truncated`) gives both `no_agreement`, and the
+  Scientist, who accepted over an objection, also `accept_without_consent`.
+- Judge reward: `judge_scale · (10 · r^a · f^b · i^c · p^d + Σ bonuses - Σ penalties)` with the
+  exponents of `judge_exponents`; all exponents 1 and scale 1 give `compute_total_reward`. An
+  exponent of 0 drops that axis. The bonuses are the judge's (`all_checks_bonus`, and
+  `efficiency_bonus` per unused round), so the episode builds the final breakdown with this
+  config and the rounds used.
+- Shaping (Ng, Harada & Russell 1999): `F = gamma·Φ(s') - Φ(s)`, paid to the Scientist on each of
+  its turns and on the terminal transition whoever makes it. Φ is a function of the protocol on
+  the table (`potential`), so only the Scientist's moves change it; the episode computes Φ before
+  and after the turn. With `terminal_potential="zero"` (default) Φ of a terminal state is 0,
+  which leaves optimal policies unchanged; over the k shaping steps of an episode the discounted
+  sum Σ gamma^t·F_t telescopes to gamma^k·Φ(s_k) - Φ(s_0), i.e. -Φ(s_0) under the zero convention.
+- Regression is charged when a proposal or revision fails more of the seven dimensions than the
+  protocol it replaces; stalling when an agent repeats its own previous move exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from replicalab.judge import (
+    ALL_CHECKS_BONUS,
+    BASE_SCALE,
+    EFFICIENCY_BONUS,
+    build_reward_breakdown,
+    feasibility_score,
+)
+from replicalab.models import (
+    Contract,
+    FeasibilityCheckResult,
+    NonEmptyStr,
+    Protocol,
+    RewardBreakdown,
+    Verdict,
+)
+from replicalab.scenarios.types import NormalizedScenarioPack
+
+Agent = Literal["scientist", "lab_manager"]
+PotentialKind = Literal["none", "judge_total", "feasibility"]
+_NO_AGREEMENT: frozenset[str] = frozenset({"accept_without_consent", "round_limit", "truncated"})
+
+
+class JudgeExponents(Contract):
+    """Exponents on the judge's scores inside the terminal reward (1 = as the judge weighs it)."""
+
+    rigor: float = Field(default=1.0, ge=0.0)
+    feasibility: float = Field(default=1.0, ge=0.0)
+    fidelity: float = Field(default=1.0, ge=0.0)
+    parsimony: float = Field(default=1.0, ge=0.0)
+
+
+class Penalties(Contract):
+    """Magnitudes (positive) of the named penalties; each enters the reward negated."""
+
+    invalid_action: float = Field(default=0.0, ge=0.0)  # malformed or illegal move
+    stalling: float = Field(default=0.0, ge=0.0)  # the agent repeats its previous move exactly
+    hallucinated_resource: float = Field(default=0.0, ge=0.0)  # per requested item the lab lacks
+    regression: float = Field(default=0.0, ge=0.0)  # new protocol fails more dimensions
+    no_agreement: float = Field(default=0.0, ge=0.0)  # to both, when the episode ends without one
+    accept_without_consent: float = Field(default=0.0, ge=0.0)  # Scientist accepts over objection
+    misreport: float = Field(default=0.0, ge=0.0)  # per Lab Manager flag unlike the grounded check
+
+
+class RewardConfig(Contract):
+    """Every term of the reward; serialisable, and an `EpisodeLog` records its `name`."""
+
+    name: NonEmptyStr
+    judge_scale: float = Field(default=1.0, ge=0.0)  # multiplies the terminal judge reward
+    judge_exponents: JudgeExponents = Field(default_factory=JudgeExponents)
+    all_checks_bonus: float = Field(default=ALL_CHECKS_BONUS, ge=0.0)  # judge bonus, feasible plan
+    efficiency_bonus: float = Field(default=0.0, ge=0.0)  # judge bonus per unused round
+    penalties: Penalties = Field(default_factory=Penalties)
+    step_cost: float = Field(default=0.0, ge=0.0)  # charged to the acting agent every turn
+    potential: PotentialKind = "none"
+    gamma: float = Field(default=1.0, gt=0.0, le=1.0)  # discount inside the shaping term
+    terminal_potential: Literal["zero", "value"] = "zero"  # Φ of a terminal state
+
+
+PRESETS: dict[str, RewardConfig] = {
+    "sparse": RewardConfig(name="sparse"),
+    "default": RewardConfig(
+        name="default",
+        efficiency_bonus=EFFICIENCY_BONUS,
+        penalties=Penalties(
+            invalid_action=1.0,
+            stalling=0.5,
+            hallucinated_resource=0.25,
+            regression=0.5,
+            no_agreement=2.0,
+            accept_without_consent=1.0,
+            misreport=0.25,
+        ),
+    ),
+}
+PRESETS["potential"] = PRESETS["default"].model_copy(
+    update={"name": "potential", "potential": "judge_total", "gamma": 0.99}
+)
+
+
+def get_preset(name: str) -> RewardConfig:
+    """The preset called `name` (sparse, default, potential)."""
+    try:
+        return PRESETS[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"reward preset: unknown {name!r}; valid: {', '.join(sorted(PRESETS))}") from None
+
+
+class Transition(Contract):
+    """What the episode reports after one agent turn; fill with `model_construct` on hot paths."""
+
+    agent: Agent
+    action_type: str | None = None
+    error_code: str | None = None  # set when the move was malformed or illegal
+    repeated: bool = False  # the agent's move equals its previous move
+    hallucinated_items: int = Field(default=0, ge=0)  # requested items the lab does not list
+    failing_before: int | None = None  # failing dimensions of the replaced protocol (proposals)
+    failing_after: int | None = None  # failing dimensions of the new protocol (proposals)
+    misreported_flags: int = Field(default=0, ge=0)  # Lab Manager flags unlike the grounded check
+    phi_before: float = 0.0  # Φ of the protocol on the table before the turn
+    phi_after: float = 0.0  # Φ after the turn (before the terminal convention applies)
+    terminal: bool = False
+    verdict: Verdict | None = None  # set exactly when terminal
+    breakdown: RewardBreakdown | None = None  # the judge on the agreed protocol
+
+    @model_validator(mode="after")
+    def _ending_is_consistent(self) -> Transition:
+        if self.terminal != (self.verdict is not None):
+            raise ValueError("verdict: set exactly when the transition is terminal")
+        if self.verdict == "agreement" and self.breakdown is None:
+            raise ValueError("breakdown: an agreement needs the judge's breakdown")
+        return self
+
+
+def judge_reward(config: RewardConfig, breakdown: RewardBreakdown) -> float:
+    """The terminal reward for `breakdown` under `config`'s exponents and scale."""
+    e = config.judge_exponents
+    b = breakdown
+    base = BASE_SCALE * (
+        math.pow(b.rigor, e.rigor)
+        * math.pow(b.feasibility, e.feasibility)
+        * math.pow(b.fidelity, e.fidelity)
+        * math.pow(b.parsimony, e.parsimony)
+    )
+    extras = sum(b.bonuses.values()) - sum(b.penalties.values())
+    return config.judge_scale * (base + extras)
+
+
+def potential(
+    config: RewardConfig,
+    protocol: Protocol | None,
+    scenario: NormalizedScenarioPack,
+    check: FeasibilityCheckResult | None = None,
+) -> float:
+    """Φ of a state whose protocol on the table is `protocol` (0 when there is none).
+
+    `judge_total`: the judge reward the protocol would earn if agreed now (no efficiency bonus);
+    `feasibility`: the judge's feasibility score of it, in [0, 1]. `check`, when given, must be
+    the grounded check of `protocol` (it saves recomputing it).
+    """
+    if config.potential == "none" or protocol is None:
+        return 0.0
+    if config.potential == "feasibility":
+        return feasibility_score(protocol, scenario, check)
+    return judge_reward(config, build_reward_breakdown(protocol, scenario, check, config=config))
+
+
+def shaping(config: RewardConfig, transition: Transition) -> float:
+    """F = gamma·Φ(s') - Φ(s) for this transition (0 when the config shapes nothing)."""
+    if config.potential == "none":
+        return 0.0
+    after = transition.phi_after
+    if transition.terminal and config.terminal_potential == "zero":
+        after = 0.0
+    return config.gamma * after - transition.phi_before
+
+
+def _put(table: dict[str, float], name: str, value: float) -> None:
+    if value:
+        table[name] = value
+
+
+def reward_components(config: RewardConfig, transition: Transition) -> dict[str, dict[str, float]]:
+    """Named reward components of one transition, per agent (non-zero ones only)."""
+    t = transition
+    p = config.penalties
+    out: dict[str, dict[str, float]] = {"scientist": {}, "lab_manager": {}}
+    actor = out[t.agent]
+    _put(actor, "step_cost", -config.step_cost)
+    if t.error_code is not None:
+        _put(actor, "invalid_action", -p.invalid_action)
+    if t.repeated:
+        _put(actor, "stalling", -p.stalling)
+    _put(actor, "hallucinated_resource", -p.hallucinated_resource * t.hallucinated_items)
+    before, after = t.failing_before, t.failing_after
+    if before is not None and after is not None and after > before:
+        _put(actor, "regression", -p.regression)
+    _put(actor, "misreport", -p.misreport * t.misreported_flags)
+    if t.agent == "scientist" or t.terminal:
+        _put(out["scientist"], "shaping", shaping(config, t))
+    if t.verdict == "agreement" and t.breakdown is not None:
+        value = judge_reward(config, t.breakdown)
+        _put(out["scientist"], "judge", value)
+        _put(out["lab_manager"], "judge", value)
+    elif t.verdict in _NO_AGREEMENT:
+        _put(out["scientist"], "no_agreement", -p.no_agreement)
+        _put(out["lab_manager"], "no_agreement", -p.no_agreement)
+        if t.verdict == "accept_without_consent":
+            _put(out["scientist"], "accept_without_consent", -p.accept_without_consent)
+    return out

@@ -1,0 +1,412 @@
+"""The judge: bounded scores, one source of feasibility, no reward for stuffing or padding.
+
+Properties run over the nine (template, difficulty) combinations with seeded random protocols;
+metamorphic tests check that changes which cannot improve a plan never raise its scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from replicalab.agents.lab_manager_policy import check_feasibility
+from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.judge import (
+    EFFICIENCY_BONUS,
+    build_reward_breakdown,
+    compute_total_reward,
+    explain,
+    feasibility_score,
+    fidelity_score,
+    parsimony_score,
+    rigor_score,
+)
+from replicalab.lab_costs import estimate_protocol_cost
+from replicalab.models import Protocol, RewardBreakdown
+from replicalab.rewards import get_preset
+from replicalab.scenarios import generate_scenario, get_template, minimal_protocol
+from replicalab.scenarios.types import NormalizedScenarioPack
+
+TEMPLATES = ("math_reasoning", "ml_benchmark", "finance_trading")
+COMBOS = [(t, d) for t in TEMPLATES for d in ("easy", "medium", "hard")]
+AXES = ("rigor", "feasibility", "fidelity", "parsimony")
+
+
+def _scores(b: RewardBreakdown) -> tuple[float, ...]:
+    return tuple(getattr(b, axis) for axis in AXES)
+
+
+def _total(protocol: Protocol, pack: NormalizedScenarioPack) -> float:
+    return compute_total_reward(build_reward_breakdown(protocol, pack))
+
+
+def visible_texts(pack: NormalizedScenarioPack) -> list[str]:
+    """Every text the Scientist can see in its first observation."""
+    obs = pack.scientist_observation
+    paper = obs.paper
+    texts = [paper.title, paper.hypothesis, paper.method, paper.key_finding, obs.experiment_goal]
+    texts += [c.description for c in obs.constraints]
+    texts += [r.name for r in obs.resources]
+    texts += [f"{s.original} {s.alternative} {s.condition} {s.tradeoff}" for s in obs.substitutions]
+    return texts
+
+
+def good_plan(pack: NormalizedScenarioPack) -> Protocol:
+    """The case's minimal feasible plan, enriched with the hidden reference's elements."""
+    case = next(c for c in get_template(pack.template).cases if c.case_id == pack.case_id)
+    swaps = {
+        item.name: pack.substitutes[item.name.lower()][0]
+        for item in pack.resources
+        if item.essential and not item.available
+    }
+    plan = minimal_protocol(case, pack.difficulty, swaps)
+    rationale = "; ".join(pack.hidden_reference_spec.required_elements)
+    return plan.model_copy(update={"rationale": rationale})
+
+
+def baseline_plan(pack: NormalizedScenarioPack) -> Protocol:
+    return build_baseline_scientist_action(pack.scientist_observation).to_protocol()
+
+
+def random_protocol(pack: NormalizedScenarioPack, rng: np.random.Generator) -> Protocol:
+    """A protocol mixing sensible and junk parts, duplicates and padding included."""
+    texts = visible_texts(pack)
+    vocabulary = " ".join([*texts, *pack.hidden_reference_spec.required_elements]).split()
+    reviews = [c.term for c in pack.constraints if c.kind == "required_review" and c.term]
+    control_pool = [
+        *reviews,
+        "baseline comparison",
+        "Baseline  comparison",
+        "the baseline",
+        *pack.hidden_reference_spec.required_elements,
+        "of the",
+        texts[2],
+    ]
+    item_pool = [r.name for r in pack.resources] + ["unicorn centrifuge", "quantum abacus"]
+    technique_pool = ["", pack.paper.method, " ".join(pack.paper.method.split()[:6]), "guess"]
+
+    def pick(pool: list[str], most: int) -> list[str]:
+        return [pool[i] for i in rng.integers(0, len(pool), int(rng.integers(0, most + 1)))]
+
+    limit = pack.lab.time_limit_days
+    return Protocol(
+        sample_size=int(rng.integers(0, 80)),
+        controls=pick(control_pool, 7),
+        technique=technique_pool[int(rng.integers(0, len(technique_pool)))],
+        duration_days=int(rng.integers(0, limit + 6)),
+        required_equipment=pick(item_pool, 4),
+        required_reagents=pick(item_pool, 3),
+        rationale=" ".join(pick(vocabulary, 250)),
+    )
+
+
+def packs(seeds: int) -> Iterator[tuple[NormalizedScenarioPack, np.random.Generator]]:
+    for index, (template, difficulty) in enumerate(COMBOS):
+        for seed in range(seeds):
+            rng = np.random.default_rng([index, seed])
+            yield generate_scenario(seed, template, difficulty), rng
+
+
+# --------------------------------------------------------------------------- bounds and sources
+
+
+def test_scores_bounded_and_total_consistent_on_random_protocols() -> None:
+    for pack, rng in packs(200):
+        protocol = random_protocol(pack, rng)
+        b = build_reward_breakdown(protocol, pack)
+        for axis, value in zip(AXES, _scores(b), strict=True):
+            assert 0.0 <= value <= 1.0, (axis, value, pack.scenario_id)
+        assert b.parsimony > 0.0
+        assert math.isclose(b.base, 10 * b.rigor * b.feasibility * b.fidelity * b.parsimony)
+        assert math.isclose(b.total, compute_total_reward(b))
+        RewardBreakdown.model_validate(b.model_dump())  # the constructed value obeys the contract
+
+
+def test_feasibility_comes_only_from_the_check() -> None:
+    for pack, rng in packs(40):
+        protocol = random_protocol(pack, rng)
+        check = check_feasibility(protocol, pack)
+        given = build_reward_breakdown(protocol, pack, check)
+        assert given == build_reward_breakdown(protocol, pack)
+        assert feasibility_score(protocol, pack, check) == feasibility_score(protocol, pack)
+        # Feasibility is a function of the check alone: another protocol with the same check
+        # (here: the same plan with another rationale) scores the same.
+        other = protocol.model_copy(update={"rationale": "unrelated words entirely"})
+        assert build_reward_breakdown(other, pack, check).feasibility == feasibility_score(protocol, pack)
+
+
+def test_infeasible_plans_score_well_below_feasible_ones() -> None:
+    pack = generate_scenario(4, "ml_benchmark", "medium")
+    good = good_plan(pack)
+    assert check_feasibility(good, pack).feasible
+    assert feasibility_score(good, pack) == 1.0
+    late = good.model_copy(update={"duration_days": pack.lab.time_limit_days + 1})
+    assert check_feasibility(late, pack).failed_dimensions == ["schedule"]
+    assert feasibility_score(late, pack) < 0.5
+
+
+def test_soft_warning_is_a_small_deduction() -> None:
+    pack = generate_scenario(2, "math_reasoning", "easy")  # min_controls is soft on easy
+    good = good_plan(pack)
+    reviews = [c.term for c in pack.constraints if c.kind == "required_review" and c.term]
+    thin = good.model_copy(update={"controls": reviews})
+    check = check_feasibility(thin, pack)
+    assert check.feasible
+    assert 0.9 <= feasibility_score(thin, pack, check) < 1.0
+
+
+def test_degenerate_protocols_total_zero_without_bonus() -> None:
+    pack = generate_scenario(1, "finance_trading", "easy")
+    good = good_plan(pack)
+    degenerate = [
+        Protocol(),
+        good.model_copy(update={"sample_size": 0}),
+        good.model_copy(update={"technique": ""}),
+        good.model_copy(update={"technique": "the of and"}),
+    ]
+    for protocol in degenerate:
+        b = build_reward_breakdown(protocol, pack, rounds_used=1, max_rounds=6)
+        assert b.rigor == 0.0
+        assert b.bonuses == {} and b.penalties == {}
+        assert compute_total_reward(b) == 0.0 == b.total
+
+
+# --------------------------------------------------------------------------- stuffing and padding
+
+
+@pytest.mark.parametrize("mode", ["appended", "replaced"])
+def test_keyword_stuffing_scores_below_the_honest_baseline(mode: str) -> None:
+    below = trials = 0
+    for pack, _ in packs(100):
+        honest = baseline_plan(pack)
+        pasted = " ".join(visible_texts(pack))
+        rationale = f"{honest.rationale} {pasted}" if mode == "appended" else pasted
+        stuffed = honest.model_copy(update={"rationale": rationale})
+        trials += 1
+        below += _total(stuffed, pack) < _total(honest, pack)
+    assert below >= 0.95 * trials, f"{below}/{trials}"
+
+
+def test_pasting_the_method_as_technique_does_not_pay() -> None:
+    for pack, _ in packs(30):
+        good = good_plan(pack)  # names the case's own technique
+        pasted = good.model_copy(update={"technique": pack.paper.method})
+        assert fidelity_score(pasted, pack) <= fidelity_score(good, pack)
+        assert _total(pasted, pack) < _total(good, pack)
+
+
+def test_technique_comes_from_the_hidden_reference_else_the_method() -> None:
+    pack = generate_scenario(8, "math_reasoning", "easy")
+    assert pack.hidden_reference_spec.technique  # the generator fills it from the case
+    good = good_plan(pack)
+    reference = pack.hidden_reference_spec.model_copy(update={"technique": ""})
+    stranger = pack.model_copy(update={"hidden_reference_spec": reference})
+    assert fidelity_score(good, stranger) < fidelity_score(good, pack)
+    method = good.model_copy(update={"technique": pack.paper.method})
+    assert fidelity_score(method, stranger) > fidelity_score(good, stranger)
+
+
+def test_padding_lowers_parsimony_only() -> None:
+    pack = generate_scenario(5, "ml_benchmark", "easy")
+    good = good_plan(pack)
+    assert parsimony_score(good, pack) == 1.0
+    unneeded = [r.name for r in pack.resources if not r.essential and r.kind == "reagent"]
+    padded = [
+        good.model_copy(update={"rationale": good.rationale + " and so on" * 40}),
+        good.model_copy(update={"required_reagents": [*good.required_reagents, unneeded[0]]}),
+        good.model_copy(update={"controls": [*good.controls, "a", "b c", "d e f", "g h i j"]}),
+        good.model_copy(update={"controls": [*good.controls, good.controls[0].upper()]}),
+    ]
+    for protocol in padded:
+        assert parsimony_score(protocol, pack) < 1.0
+        assert rigor_score(protocol, pack) <= rigor_score(good, pack)
+        assert fidelity_score(protocol, pack) <= fidelity_score(good, pack)
+
+
+def test_fidelity_matches_whole_words_and_counts_elements_once() -> None:
+    pack = generate_scenario(0, "math_reasoning", "easy")
+    good = good_plan(pack)
+    plain = good.model_copy(update={"rationale": "Smallest faithful test."})
+    assert fidelity_score(good, pack) > fidelity_score(plain, pack)
+    repeated = good.model_copy(update={"rationale": f"{good.rationale}; {good.rationale}"})
+    assert fidelity_score(repeated, pack) == fidelity_score(good, pack)
+    glued = good.model_copy(update={"rationale": "".join(w for w in good.rationale.split() if w.isalpha())})
+    assert fidelity_score(glued, pack) == fidelity_score(plain, pack)
+
+
+# --------------------------------------------------------------------------- metamorphic
+
+
+def test_reordering_or_duplicating_list_items_never_raises_a_score() -> None:
+    for pack, rng in packs(60):
+        protocol = random_protocol(pack, rng)
+        before = _scores(build_reward_breakdown(protocol, pack))
+        fields = ("controls", "required_equipment", "required_reagents")
+        shuffled = {f: list(rng.permutation(getattr(protocol, f))) for f in fields}
+        duplicated = {
+            f: [*getattr(protocol, f), getattr(protocol, f)[0]] for f in fields if getattr(protocol, f)
+        }
+        for update in (shuffled, duplicated):
+            after = _scores(build_reward_breakdown(protocol.model_copy(update=update), pack))
+            for axis, old, new in zip(AXES, before, after, strict=True):
+                assert new <= old + 1e-12, (axis, update, pack.scenario_id)
+
+
+def _violations(pack: NormalizedScenarioPack, plan: Protocol) -> Iterator[Protocol]:
+    """The plan with one hard constraint broken at a time."""
+    min_samples = next(c.quantity for c in pack.constraints if c.kind == "min_sample_size")
+    assert min_samples is not None
+    yield plan.model_copy(update={"sample_size": int(min_samples) - 1})
+    yield plan.model_copy(update={"duration_days": pack.lab.time_limit_days + 1})
+    shortfall = pack.lab.budget_remaining - estimate_protocol_cost(plan)
+    yield plan.model_copy(update={"sample_size": plan.sample_size + int(shortfall // 10) + 1})
+    for c in pack.constraints:
+        if c.kind == "required_review" and c.term:
+            kept = [x for x in plan.controls if c.term.lower() not in x.lower()]
+            yield plan.model_copy(update={"controls": kept})
+        if c.kind == "forbidden_practice" and c.term:
+            yield plan.model_copy(update={"rationale": f"{plan.rationale}. We use {c.term}."})
+        if c.kind == "min_controls" and c.hard and c.quantity is not None:
+            yield plan.model_copy(update={"controls": plan.controls[-int(c.quantity) + 1 :]})
+    for item in pack.resources:
+        if item.essential:
+            field = "required_equipment" if item.kind == "equipment" else "required_reagents"
+            alternatives = {
+                s.alternative.lower() for s in pack.allowed_substitutions if s.original == item.name
+            }
+            kept = [
+                x
+                for x in getattr(plan, field)
+                if x.lower() != item.name.lower() and x.lower() not in alternatives
+            ]
+            yield plan.model_copy(update={field: kept})
+            if not item.available:
+                yield plan.model_copy(update={field: [*kept, item.name]})
+
+
+def test_violating_a_hard_constraint_never_raises_the_total() -> None:
+    checked = 0
+    for pack, _ in packs(25):
+        for plan in (good_plan(pack), baseline_plan(pack)):
+            if not check_feasibility(plan, pack).feasible:
+                continue
+            total = _total(plan, pack)
+            for broken in _violations(pack, plan):
+                assert not check_feasibility(broken, pack).feasible, broken
+                assert _total(broken, pack) <= total, (pack.scenario_id, broken)
+                checked += 1
+    assert checked > 1000
+
+
+def _with_budget(pack: NormalizedScenarioPack, factor: float) -> NormalizedScenarioPack:
+    """`pack` with its remaining budget and its max_budget bound raised together."""
+    remaining = pack.lab.budget_remaining * factor
+    constraints = [
+        c.model_copy(update={"quantity": remaining}) if c.kind == "max_budget" else c
+        for c in pack.constraints
+    ]
+    budget = {"budget_remaining": remaining, "budget_total": max(pack.lab.budget_total, remaining)}
+    return pack.model_copy(
+        update={
+            "constraints": constraints,
+            "lab": pack.lab.model_copy(update=budget),
+            "lab_manager_observation": pack.lab_manager_observation.model_copy(update=budget),
+            "scientist_observation": pack.scientist_observation.model_copy(
+                update={"constraints": constraints}
+            ),
+        }
+    )
+
+
+def test_total_non_decreasing_as_budget_slack_grows() -> None:
+    for pack, rng in packs(40):
+        plans = [random_protocol(pack, rng), baseline_plan(pack), good_plan(pack)]
+        big = good_plan(pack).model_copy(update={"sample_size": 60})
+        plans.append(big)
+        for plan in plans:
+            totals = [_total(plan, _with_budget(pack, f)) for f in (0.5, 1.0, 1.5, 3.0, 10.0)]
+            assert totals == sorted(totals), (pack.scenario_id, totals)
+        assert (
+            _total(big, _with_budget(pack, 10.0)) > _total(big, pack)
+            or check_feasibility(big, pack).budget_ok
+        )
+
+
+def awful_plan(pack: NormalizedScenarioPack) -> Protocol:
+    practice = next(c.term for c in pack.constraints if c.kind == "forbidden_practice")
+    extras = [r.name for r in pack.resources if not r.essential]
+    return Protocol(
+        sample_size=1,
+        controls=["vibes", "vibes", "more vibes"],
+        technique="guesswork",
+        duration_days=1,
+        required_equipment=["unicorn centrifuge", *extras[:2]],
+        required_reagents=["quantum abacus"],
+        rationale=f"We apply {practice} and hope. " + "It will surely work out fine. " * 20,
+    )
+
+
+def test_good_plan_beats_awful_plan_on_every_axis() -> None:
+    for pack, _ in packs(30):
+        good = build_reward_breakdown(good_plan(pack), pack)
+        awful = build_reward_breakdown(awful_plan(pack), pack)
+        for axis, g, a in zip(AXES, _scores(good), _scores(awful), strict=True):
+            assert g > a, (axis, g, a, pack.scenario_id)
+        assert good.total > awful.total
+        assert good.feasibility == 1.0 and "all_checks_pass" in good.bonuses
+
+
+# --------------------------------------------------------------------------- bonuses and caching
+
+
+def test_efficiency_bonus_from_config_and_only_for_feasible_plans() -> None:
+    pack = generate_scenario(9, "finance_trading", "hard")
+    good = good_plan(pack)
+    b = build_reward_breakdown(good, pack, rounds_used=2, max_rounds=6)
+    assert b.bonuses["efficiency"] == pytest.approx(4 * EFFICIENCY_BONUS)
+    all_used = build_reward_breakdown(good, pack, rounds_used=6, max_rounds=6)
+    assert "efficiency" not in all_used.bonuses
+    sparse = build_reward_breakdown(good, pack, config=get_preset("sparse"), rounds_used=2, max_rounds=6)
+    assert "efficiency" not in sparse.bonuses and "all_checks_pass" in sparse.bonuses
+    late = good.model_copy(update={"duration_days": pack.lab.time_limit_days + 1})
+    assert build_reward_breakdown(late, pack, rounds_used=1, max_rounds=6).bonuses == {}
+
+
+def test_facts_are_cached_per_pack_object_not_per_id() -> None:
+    pack = generate_scenario(3, "ml_benchmark", "easy")
+    plan = good_plan(pack)
+    reference = pack.hidden_reference_spec.model_copy(
+        update={"required_elements": ["entirely different requirement", "another novel element"]}
+    )
+    twin = pack.model_copy(update={"hidden_reference_spec": reference})
+    assert twin.scenario_id == pack.scenario_id
+    first = fidelity_score(plan, pack)
+    assert fidelity_score(plan, twin) < first
+    assert fidelity_score(plan, pack) == first
+
+
+def test_explain_names_every_component() -> None:
+    pack = generate_scenario(6, "math_reasoning", "medium")
+    b = build_reward_breakdown(awful_plan(pack), pack).model_copy(
+        update={"penalties": {"custom_penalty": 0.5}}
+    )
+    text = explain(b)
+    for axis in AXES:
+        assert f"{axis}" in text and f"{getattr(b, axis):.3f}" in text
+    assert "custom_penalty" in text and "0.500" in text
+    assert f"{compute_total_reward(b):.3f}" in text
+    for note in b.notes:
+        assert note in text
+    good = build_reward_breakdown(good_plan(pack), pack, rounds_used=3, max_rounds=6)
+    for name, value in good.bonuses.items():
+        assert f"{name}  +{value:.3f}" in explain(good)
+
+
+def test_judge_is_deterministic() -> None:
+    for pack, rng in packs(5):
+        protocol = random_protocol(pack, rng)
+        again = generate_scenario(pack.seed, pack.template, pack.difficulty)
+        assert build_reward_breakdown(protocol, pack) == build_reward_breakdown(protocol, again)
