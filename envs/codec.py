@@ -1,0 +1,421 @@
+"""Translate between the episode's pydantic actions/observations and fixed-size arrays.
+
+Scientist structured action (one `MultiDiscrete` vector; `envs.spaces` names the slots):
+
+| component | values | meaning |
+|---|---|---|
+| type | 4 | propose_protocol, revise_protocol, request_info, accept |
+| sample | 18 | `SAMPLE_LEVELS[i]` samples |
+| duration | 30 | `i + 1` days |
+| technique | 12 | the i-th technique of the template's vocabulary |
+| question | 6 | `QUESTIONS[i]` (request_info only) |
+| control slot j | 2 | include the j-th control of the template's vocabulary |
+| item slot j | 2 | request the j-th resource of the scenario (its kind decides equipment/reagent) |
+
+Components an action type does not use are ignored; `canonical` zeroes them, and
+`encode(decode(x)) == canonical(x)` for every legal `x`. The mask is the concatenation of one
+0/1 vector per component: type by the rules of the episode, technique/control/item slots by
+what exists in this scenario. An element that picks a masked-out value is refused with code
+`masked_action`.
+
+Lab Manager structured action: `Discrete(4)`, the stance (report_feasibility,
+suggest_alternative, reject, accept). The flags, explanation and suggested protocol are the
+grounded check's, so a structured Lab Manager chooses what to say, never misstates the facts;
+stances the facts do not allow (accept an infeasible protocol, suggest with no suggestion) are
+masked out. A free-form Lab Manager (pydantic/dict/JSON) may say anything and is penalised for
+misreports by the episode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from envs.spaces import (
+    A_CONTROLS,
+    A_DURATION,
+    A_ITEMS,
+    A_QUESTION,
+    A_SAMPLE,
+    A_TECHNIQUE,
+    A_TYPE,
+    MAX_CONTROLS,
+    MAX_DURATION,
+    MAX_ITEMS,
+    MAX_TECHNIQUES,
+    QUESTIONS,
+    SAMPLE_LEVELS,
+    SCIENTIST_MASK_SIZE,
+    SCIENTIST_NVEC,
+)
+from replicalab.episode import (
+    LAB_MANAGER_ACTION_TYPES,
+    SCIENTIST_ACTION_TYPES,
+    ActionError,
+    Episode,
+)
+from replicalab.models import (
+    FEASIBILITY_DIMENSIONS,
+    ItemKind,
+    LabManagerAction,
+    LabManagerActionType,
+    ScientistAction,
+    ScientistActionType,
+    construct,
+)
+from replicalab.scenarios import (
+    BUILTIN_TEMPLATES,
+    DIFFICULTIES,
+    NormalizedScenarioPack,
+    get_template,
+)
+
+STRUCTURED_RATIONALE = "Plan chosen by a structured policy."
+GENERIC_CONTROLS = (
+    "baseline comparison",
+    "negative control",
+    "positive control",
+    "replication run",
+)
+GENERIC_TECHNIQUE = "replication of the published method"
+_OFFSETS = np.concatenate([[0], np.cumsum(SCIENTIST_NVEC)[:-1]])
+
+
+def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]]:
+    """(techniques, controls) whose slots a structured Scientist picks from, fixed per template."""
+    reviews = [c.term for c in scenario.constraints if c.kind == "required_review" and c.term]
+    try:
+        data = get_template(scenario.template)
+    except ValueError:  # a pack loaded from a file whose template is not registered
+        return [GENERIC_TECHNIQUE], list(dict.fromkeys([*reviews, *GENERIC_CONTROLS]))
+    techniques = list(dict.fromkeys(case.technique for case in data.cases))
+    controls = list(
+        dict.fromkeys(
+            [
+                *(case.required_review for case in data.cases),
+                *reviews,
+                *(c for case in data.cases for c in case.suggested_controls),
+                *GENERIC_CONTROLS,
+            ]
+        )
+    )
+    return techniques[:MAX_TECHNIQUES], controls[:MAX_CONTROLS]
+
+
+@dataclass
+class ScientistCodec:
+    """The structured Scientist's view of one scenario: its vocabularies and item slots."""
+
+    scenario: NormalizedScenarioPack
+
+    def __post_init__(self) -> None:
+        self.techniques, self.controls = vocabularies(self.scenario)
+        self.items = self.scenario.resources[:MAX_ITEMS]
+        self._control_index = {name: i for i, name in enumerate(self.controls)}
+        self._technique_index = {name: i for i, name in enumerate(self.techniques)}
+        self._item_index = {(item.name, item.kind): i for i, item in enumerate(self.items)}
+        static = np.ones(SCIENTIST_MASK_SIZE, dtype=np.int8)
+        static[_OFFSETS[A_TECHNIQUE] + len(self.techniques) : _OFFSETS[A_TECHNIQUE] + MAX_TECHNIQUES] = 0
+        for j in range(len(self.controls), MAX_CONTROLS):
+            static[_OFFSETS[A_CONTROLS + j] + 1] = 0
+        for j in range(len(self.items), MAX_ITEMS):
+            static[_OFFSETS[A_ITEMS + j] + 1] = 0
+        self._static_mask: np.ndarray = static
+        self.static_features: np.ndarray = _scientist_static(self)
+
+    def item_slot(self, name: str, kind: ItemKind) -> int | None:
+        return self._item_index.get((name, kind))
+
+    def control_slot(self, name: str) -> int | None:
+        return self._control_index.get(name)
+
+    def technique_slot(self, name: str) -> int | None:
+        return self._technique_index.get(name)
+
+    def mask(self, legal_types: tuple[bool, ...]) -> np.ndarray:
+        """The flat action mask, given the episode's legal action types (all zero when none)."""
+        if not any(legal_types):
+            return np.zeros(SCIENTIST_MASK_SIZE, dtype=np.int8)
+        mask: np.ndarray = self._static_mask.copy()
+        mask[: len(legal_types)] = legal_types
+        return mask
+
+    def canonical(self, element: np.ndarray) -> np.ndarray:
+        """`element` with the components its action type ignores set to zero."""
+        out = np.zeros_like(element)
+        kind = int(element[A_TYPE])
+        out[A_TYPE] = kind
+        if kind in (0, 1):
+            out[A_SAMPLE : A_TECHNIQUE + 1] = element[A_SAMPLE : A_TECHNIQUE + 1]
+            out[A_CONTROLS:] = element[A_CONTROLS:]
+        elif kind == 2:
+            out[A_QUESTION] = element[A_QUESTION]
+        return out
+
+    def decode(self, element: object, legal_types: tuple[bool, ...]) -> ScientistAction | ActionError:
+        """The action an element stands for, or the reason it is refused."""
+        try:
+            vec = np.asarray(element, dtype=np.int64).reshape(-1)
+        except (TypeError, ValueError, OverflowError):
+            return ActionError(code="invalid_action", message="structured action is not an int vector")
+        if vec.shape != SCIENTIST_NVEC.shape or (vec < 0).any() or (vec >= SCIENTIST_NVEC).any():
+            return ActionError(
+                code="invalid_action",
+                message=f"structured action must be {SCIENTIST_NVEC.size} ints within nvec",
+            )
+        allowed = self.mask(legal_types)
+        picked = allowed[_OFFSETS + vec]
+        if not picked.all():
+            slot = int(np.flatnonzero(picked == 0)[0])
+            return ActionError(code="masked_action", message=f"component {slot} picks a masked-out value")
+        kind = SCIENTIST_ACTION_TYPES[int(vec[A_TYPE])]
+        if kind is ScientistActionType.ACCEPT:
+            return construct(
+                ScientistAction,
+                action_type=kind,
+                sample_size=0,
+                controls=[],
+                technique="",
+                duration_days=0,
+                required_equipment=[],
+                required_reagents=[],
+                questions=[],
+                rationale="",
+            )
+        if kind is ScientistActionType.REQUEST_INFO:
+            return construct(
+                ScientistAction,
+                action_type=kind,
+                sample_size=0,
+                controls=[],
+                technique="",
+                duration_days=0,
+                required_equipment=[],
+                required_reagents=[],
+                questions=[QUESTIONS[int(vec[A_QUESTION])]],
+                rationale="",
+            )
+        chosen = [self.items[j] for j in np.flatnonzero(vec[A_ITEMS : A_ITEMS + MAX_ITEMS])]
+        return construct(
+            ScientistAction,
+            action_type=kind,
+            sample_size=SAMPLE_LEVELS[int(vec[A_SAMPLE])],
+            controls=[self.controls[j] for j in np.flatnonzero(vec[A_CONTROLS:A_ITEMS])],
+            technique=self.techniques[int(vec[A_TECHNIQUE])],
+            duration_days=int(vec[A_DURATION]) + 1,
+            required_equipment=[item.name for item in chosen if item.kind == "equipment"],
+            required_reagents=[item.name for item in chosen if item.kind == "reagent"],
+            questions=[],
+            rationale=STRUCTURED_RATIONALE,
+        )
+
+    def encode(self, action: ScientistAction) -> np.ndarray | None:
+        """The canonical element for `action`, or None if the structured space cannot express it."""
+        vec = np.zeros(SCIENTIST_NVEC.size, dtype=np.int64)
+        vec[A_TYPE] = SCIENTIST_ACTION_TYPES.index(action.action_type)
+        kind = action.action_type
+        if kind is ScientistActionType.ACCEPT:
+            return vec
+        if kind is ScientistActionType.REQUEST_INFO:
+            if len(action.questions) != 1 or action.questions[0] not in QUESTIONS:
+                return None
+            vec[A_QUESTION] = QUESTIONS.index(action.questions[0])
+            return vec
+        if (
+            action.sample_size not in SAMPLE_LEVELS
+            or not 1 <= action.duration_days <= MAX_DURATION
+            or action.technique not in self._technique_index
+        ):
+            return None
+        vec[A_SAMPLE] = SAMPLE_LEVELS.index(action.sample_size)
+        vec[A_DURATION] = action.duration_days - 1
+        vec[A_TECHNIQUE] = self._technique_index[action.technique]
+        for name in action.controls:
+            if name not in self._control_index:
+                return None
+            vec[A_CONTROLS + self._control_index[name]] = 1
+        kinds: tuple[tuple[list[str], ItemKind], ...] = (
+            (action.required_equipment, "equipment"),
+            (action.required_reagents, "reagent"),
+        )
+        for names, item_kind in kinds:
+            for name in names:
+                slot = self.item_slot(name, item_kind)
+                if slot is None:
+                    return None
+                vec[A_ITEMS + slot] = 1
+        return vec
+
+
+def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:
+    """Stances the facts allow, in `LAB_MANAGER_ACTION_TYPES` order (zero off-turn unless `any_turn`)."""
+    if any_turn and not episode.done:
+        legal = np.array([1, episode.protocol is not None, 1, 1], dtype=np.int8)
+    else:
+        legal = np.array(episode.lab_manager_mask(), dtype=np.int8)
+    check = episode.check
+    if check is not None and legal.any():
+        legal[1] = episode.suggestion is not None
+        legal[2] = not check.feasible
+        legal[3] = check.feasible
+    return legal
+
+
+def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | ActionError:
+    """The grounded action with the chosen stance, or the reason the stance is refused."""
+    try:
+        index = int(np.asarray(element).reshape(()))
+    except (TypeError, ValueError, OverflowError):
+        return ActionError(code="invalid_action", message="lab_manager action must be one int in [0, 4)")
+    if not 0 <= index < len(LAB_MANAGER_ACTION_TYPES):
+        return ActionError(code="invalid_action", message=f"lab_manager action {index} is not in [0, 4)")
+    if not lab_manager_mask(episode)[index]:
+        return ActionError(
+            code="masked_action",
+            message=f"{LAB_MANAGER_ACTION_TYPES[index].value} is masked out now",
+        )
+    stance = LAB_MANAGER_ACTION_TYPES[index]
+    grounded = episode.grounded_lab_response()
+    if grounded.action_type is stance:
+        return grounded
+    check = episode.check
+    assert check is not None  # without a protocol only report_feasibility is legal, and grounded
+    suggestion = episode.suggestion
+    return construct(
+        LabManagerAction,
+        action_type=stance,
+        feasible=check.feasible,
+        **{f"{dim}_ok": getattr(check, dim).ok for dim in FEASIBILITY_DIMENSIONS},
+        suggested_protocol=(
+            suggestion.revised_protocol
+            if stance is LabManagerActionType.SUGGEST_ALTERNATIVE and suggestion
+            else None
+        ),
+        explanation=f"{stance.value.replace('_', ' ').capitalize()}: {check.summary}",
+    )
+
+
+# ---------------------------------------------------------------------------- observations
+# Feature layout (all scaled into [-1, 1]); the static part is computed once per scenario:
+#   [0:3] template one-hot   [3:6] difficulty one-hot   [6] round / max_rounds
+#   [7:13] budget, time limit, staff, min/max sample size, min controls (public bounds)
+#   [13:19] protocol on the table: present, sample, duration, #controls, cost/budget, staff needed
+#   [19:26] the grounded check's seven flags   [26:30] Lab Manager's last stance   [30] suggestion made
+# Scientist, then: 6 per item slot (present, available, essential, equipment, has substitute,
+# requested), one per control slot (requested), technique one-hot.
+# Lab Manager, then: feasible, suggestion exists, suggestion improved, remaining failures,
+# the Scientist's last move type one-hot.
+
+_TEMPLATES = list(BUILTIN_TEMPLATES)
+_COMMON = 31
+_ITEM_WIDTH = 6
+SCIENTIST_FEATURES = _COMMON + MAX_ITEMS * _ITEM_WIDTH + MAX_CONTROLS + MAX_TECHNIQUES
+LAB_MANAGER_FEATURES = _COMMON + 4 + len(SCIENTIST_ACTION_TYPES)
+
+
+def _clip(value: float) -> float:
+    return -1.0 if value < -1.0 else 1.0 if value > 1.0 else value
+
+
+def _static_context(scenario: NormalizedScenarioPack, size: int) -> np.ndarray:
+    out = np.zeros(size, dtype=np.float32)
+    if scenario.template in _TEMPLATES:
+        out[_TEMPLATES.index(scenario.template)] = 1.0
+    out[3 + DIFFICULTIES.index(scenario.difficulty)] = 1.0
+    bounds = {c.kind: (c.quantity or 0.0) for c in scenario.constraints}
+    out[7:13] = [
+        _clip(scenario.lab.budget_remaining / 5000.0),
+        _clip(scenario.lab.time_limit_days / MAX_DURATION),
+        _clip(scenario.lab.staff_count / 10.0),
+        _clip(bounds.get("min_sample_size", 0.0) / 100.0),
+        _clip(bounds.get("max_sample_size", 0.0) / 100.0),
+        _clip(bounds.get("min_controls", 0.0) / 10.0),
+    ]
+    return out
+
+
+def _fill_common(out: np.ndarray, episode: Episode) -> None:
+    """The round, the protocol on the table and the Lab Manager's latest answer about it."""
+    out[6] = min(episode.round_number, episode.max_rounds) / episode.max_rounds
+    protocol, check, last = episode.protocol, episode.check, episode.last_lab_action
+    if protocol is not None and check is not None:
+        budget = max(episode.scenario.lab.budget_remaining, 1.0)
+        out[13:19] = [
+            1.0,
+            _clip(protocol.sample_size / 100.0),
+            _clip(protocol.duration_days / MAX_DURATION),
+            _clip(len(protocol.controls) / 10.0),
+            _clip(check.estimated_cost / budget / 2.0),
+            _clip(check.required_staff / 10.0),
+        ]
+        out[19:26] = [getattr(check, dim).ok for dim in FEASIBILITY_DIMENSIONS]
+    if last is not None:
+        out[26 + LAB_MANAGER_ACTION_TYPES.index(last.action_type)] = 1.0
+        out[30] = last.suggested_protocol is not None
+
+
+def _scientist_static(codec: ScientistCodec) -> np.ndarray:
+    out = _static_context(codec.scenario, SCIENTIST_FEATURES)
+    substitutes = codec.scenario.substitutes
+    for j, item in enumerate(codec.items):
+        base = _COMMON + j * _ITEM_WIDTH
+        out[base : base + 5] = [
+            1.0,
+            item.available,
+            item.essential,
+            item.kind == "equipment",
+            bool(substitutes.get(item.name.lower())),
+        ]
+    return out
+
+
+def scientist_features(codec: ScientistCodec, episode: Episode) -> np.ndarray:
+    """The structured Scientist observation (layout above)."""
+    out: np.ndarray = codec.static_features.copy()
+    _fill_common(out, episode)
+    protocol = episode.protocol
+    if protocol is not None:
+        kinds: tuple[tuple[list[str], ItemKind], ...] = (
+            (protocol.required_equipment, "equipment"),
+            (protocol.required_reagents, "reagent"),
+        )
+        for names, kind in kinds:
+            for name in names:
+                slot = codec.item_slot(name, kind)
+                if slot is not None:
+                    out[_COMMON + slot * _ITEM_WIDTH + 5] = 1.0
+        controls_at = _COMMON + MAX_ITEMS * _ITEM_WIDTH
+        for name in protocol.controls:
+            slot = codec.control_slot(name)
+            if slot is not None:
+                out[controls_at + slot] = 1.0
+        technique = codec.technique_slot(protocol.technique)
+        if technique is not None:
+            out[controls_at + MAX_CONTROLS + technique] = 1.0
+    return out
+
+
+def lab_manager_features(episode: Episode, static: np.ndarray) -> np.ndarray:
+    """The structured Lab Manager observation (layout above); `static` from `lab_manager_static`."""
+    out: np.ndarray = static.copy()
+    _fill_common(out, episode)
+    suggestion, check = episode.suggestion, episode.check
+    out[_COMMON] = check is not None and check.feasible
+    if suggestion is not None:
+        out[_COMMON + 1 : _COMMON + 4] = [
+            1.0,
+            suggestion.improved,
+            _clip(len(suggestion.remaining_failures) / 7.0),
+        ]
+    for entry in reversed(episode.transcript):
+        if entry.role == "scientist":
+            kinds = [kind.value for kind in SCIENTIST_ACTION_TYPES]
+            if entry.action_type in kinds:
+                out[_COMMON + 4 + kinds.index(entry.action_type)] = 1.0
+            break
+    return out
+
+
+def lab_manager_static(scenario: NormalizedScenarioPack) -> np.ndarray:
+    return _static_context(scenario, LAB_MANAGER_FEATURES)

@@ -1,0 +1,36 @@
+"""Text rendering of a negotiation: what a researcher reads to see what happened.
+
+Shows only what both agents could see (the transcript) plus the verdict and the judge's scores;
+never the hidden reference or the judge's notes about it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from replicalab.episode import Episode
+
+_ROLE = {"scientist": "Scientist", "lab_manager": "Lab Manager", "system": "System"}
+
+
+def render_transcript(episode: Episode, width: int = 100) -> str:
+    sc = episode.scenario
+    lines = [
+        f"== {sc.scenario_id}: {sc.paper.title}",
+        f"   round {min(episode.round_number, episode.max_rounds)}/{episode.max_rounds}, "
+        f"next: {'-' if episode.done else episode.agent_selection}",
+    ]
+    for entry in episode.transcript:
+        head = f"[r{entry.round_number}] {_ROLE[entry.role]} ({entry.action_type}): "
+        body = textwrap.wrap(entry.message, width=width - len(head)) or [""]
+        lines.append(head + body[0])
+        lines.extend(" " * len(head) + more for more in body[1:])
+    if episode.done:
+        lines.append(f"== verdict: {episode.verdict}")
+        b = episode.breakdown
+        if b is not None:
+            lines.append(
+                f"   judge: total {b.total:.3f} (rigor {b.rigor:.2f}, feasibility "
+                f"{b.feasibility:.2f}, fidelity {b.fidelity:.2f}, parsimony {b.parsimony:.2f})"
+            )
+    return "\n".join(lines)

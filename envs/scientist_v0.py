@@ -1,0 +1,95 @@
+"""# ReplicaLab Scientist v0 (Gymnasium)
+
+| | |
+|---|---|
+| Id | `gymnasium.make("ReplicaLab/Scientist-v0")` after `import envs` |
+| Action space | `FlatMaskMultiDiscrete` (structured, default) or `Text` (`action_mode="text"`) |
+| Observation space | `Dict(observation=Box(-1, 1, (F,)), action_mask=Box(0, 1, (M,), int8))`, plus `prompt=Text` in text mode |
+
+## Description
+The Scientist's side of the negotiation, single-agent: after each Scientist move the grounded
+Lab Manager (check → suggest → compose, `replicalab.agents`) answers inside the same `step`.
+The episode rules are `replicalab.episode.Episode`'s; this module only translates.
+
+## Action Space
+The same codec as the AEC env (`envs.codec`): one `MultiDiscrete` vector in structured mode,
+the raw model output (JSON) in text mode; a `ScientistAction` or a dict is accepted in both.
+
+## Observation
+The Scientist's features (structured) or prompt (text) and the flat action mask; in text mode
+`info["system_prompt"]` after reset holds the system prompt.
+
+## Rewards
+The Scientist's named reward components from the `RewardConfig`, summed over its move and the
+Lab Manager's reply; `info["reward_components"]` has them by name.
+
+## Termination / Truncation
+Terminates on the Scientist's `accept` or at the round limit; truncates at `step_cap` agent
+steps when given. `info["verdict"]` and `info["judge"]` arrive with the last step.
+
+## Vectorized environment
+Works in `SyncVectorEnv` and `AsyncVectorEnv`.
+
+## Version History
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+from envs.render import render_transcript
+from envs.replicalab_v0 import Session
+from replicalab.episode import SCIENTIST
+
+
+class ScientistEnv(gym.Env[dict[str, Any], Any]):
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012 - Gymnasium's convention
+
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode: must be one of {self.metadata['render_modes']}, got {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self.session = Session(**kwargs)
+        self.action_space = self.session.action_spaces[SCIENTIST]
+        self.observation_space = self.session.observation_spaces[SCIENTIST]
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        super().reset(seed=seed)
+        self.session.start(seed, options)
+        info = self.session.info(SCIENTIST)
+        if self.session.action_mode == "text":
+            info["system_prompt"] = self.session.system_prompt
+        return self.session.observe(SCIENTIST), info
+
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
+        episode = self.session.episode
+        if episode is None:
+            raise RuntimeError("step: reset() must be called before step()")
+        outcome = episode.step(self.session.translate(SCIENTIST, action))
+        reward = outcome.rewards[SCIENTIST]
+        components = dict(outcome.components.get(SCIENTIST, {}))
+        if not episode.done:
+            reply = episode.step(episode.grounded_lab_response())
+            reward += reply.rewards[SCIENTIST]
+            for key, value in reply.components.get(SCIENTIST, {}).items():
+                components[key] = components.get(key, 0.0) + value
+        info = self.session.info(SCIENTIST, components, outcome.error)
+        if self.render_mode == "human":
+            self.render()
+        return self.session.observe(SCIENTIST), reward, episode.terminated, episode.truncated, info
+
+    def render(self) -> str | None:
+        if self.render_mode is None or self.session.episode is None:
+            return None
+        text = render_transcript(self.session.episode)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text

@@ -1,0 +1,151 @@
+"""Fixed-size Gymnasium spaces for both fronts, and the two small space subclasses they need.
+
+PettingZoo's tests and most RL libraries sample with `space.sample(observation["action_mask"])`
+where the mask is one flat 0/1 vector. Gymnasium's `MultiDiscrete` and `Text` expect other mask
+shapes, so `FlatMaskMultiDiscrete` reads the flat concatenation of per-component masks (the
+convention of sb3-contrib's MaskablePPO) and `ScientistText` reads a mask over action types and
+samples a JSON move of a legal type.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from replicalab.agents.scientist_policy import MAX_OUTPUT_CHARS
+from replicalab.episode import LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES
+from replicalab.scenarios import BUILTIN_TEMPLATES, get_template
+
+SAMPLE_LEVELS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100)
+MAX_DURATION = 30  # days; component value d means d + 1 days
+MAX_TECHNIQUES = 12  # technique vocabulary slots per template
+MAX_CONTROLS = 40  # control vocabulary slots per template
+MAX_ITEMS = 16  # resource slots (the pack's resources, in order)
+QUESTION_TOPICS = ("budget", "schedule", "staff", "resources", "policy", "protocol")
+QUESTIONS = (
+    "What budget is available?",
+    "How many days do we have?",
+    "How many staff are available?",
+    "Which items are unavailable, and what substitutions are allowed?",
+    "Which practices are forbidden and which review is required?",
+    "Why does the current protocol fail, if it does?",
+)
+MAX_PROMPT_CHARS = 60_000
+
+# Scientist structured action: one MultiDiscrete vector.
+HEAD = (
+    len(SCIENTIST_ACTION_TYPES),
+    len(SAMPLE_LEVELS),
+    MAX_DURATION,
+    MAX_TECHNIQUES,
+    len(QUESTIONS),
+)
+A_TYPE, A_SAMPLE, A_DURATION, A_TECHNIQUE, A_QUESTION = range(5)
+A_CONTROLS = len(HEAD)  # first control slot
+A_ITEMS = A_CONTROLS + MAX_CONTROLS  # first item slot
+SCIENTIST_NVEC = np.array(HEAD + (2,) * (MAX_CONTROLS + MAX_ITEMS), dtype=np.int64)
+SCIENTIST_MASK_SIZE = int(SCIENTIST_NVEC.sum())
+
+
+def _builtin_charset() -> str:
+    """Printable ASCII plus every character the built-in scenario texts use."""
+    chars = set(string.printable)
+    for name in BUILTIN_TEMPLATES:
+        chars.update(get_template(name).model_dump_json())
+    return "".join(sorted(chars))
+
+
+PROMPT_CHARSET = _builtin_charset()
+_CHARSET = frozenset(PROMPT_CHARSET)
+
+
+def fit_text(text: str) -> str:
+    """Make `text` a member of the prompt space: unknown characters become '?', long text is cut."""
+    if len(text) > MAX_PROMPT_CHARS:
+        text = text[: MAX_PROMPT_CHARS - 3] + "..."
+    if all(ch in _CHARSET for ch in text):
+        return text
+    return "".join(ch if ch in _CHARSET else "?" for ch in text)
+
+
+class FlatMaskMultiDiscrete(spaces.MultiDiscrete):
+    """`MultiDiscrete` whose `sample` also takes one flat mask (per-component masks, concatenated)."""
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if isinstance(mask, np.ndarray) and mask.ndim == 1 and mask.size == int(self.nvec.sum()):
+            bounds = np.cumsum(self.nvec)[:-1]
+            parts = np.split(mask.astype(np.int8), bounds)
+            if any(not part.any() for part in parts):  # nothing legal: any element is refused alike
+                return super().sample()
+            return super().sample(mask=tuple(parts))
+        return super().sample(mask=mask, probability=probability)
+
+
+class ScientistText(spaces.Text):
+    """The Scientist's text action space; a flat action-type mask samples a JSON move of a legal type."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        super().__init__(max_length=MAX_OUTPUT_CHARS, min_length=0, charset=string.printable, seed=seed)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        if isinstance(mask, np.ndarray) and mask.shape == (len(SCIENTIST_ACTION_TYPES),):
+            legal = np.flatnonzero(mask)
+            if legal.size == 0:
+                return super().sample()
+            kind = SCIENTIST_ACTION_TYPES[int(self.np_random.choice(legal))].value
+            move: dict[str, object] = {"action_type": kind}
+            if kind in ("propose_protocol", "revise_protocol"):
+                move.update(
+                    sample_size=int(self.np_random.integers(1, 40)),
+                    duration_days=int(self.np_random.integers(1, 15)),
+                    technique="replication run",
+                    controls=["baseline control"],
+                    rationale="A sampled plan.",
+                )
+            elif kind == "request_info":
+                move["questions"] = [QUESTIONS[int(self.np_random.integers(len(QUESTIONS)))]]
+            return json.dumps(move)
+        return super().sample(mask=mask, probability=probability)
+
+
+def scientist_action_space(action_mode: str) -> spaces.Space[Any]:
+    if action_mode == "text":
+        return ScientistText()
+    return FlatMaskMultiDiscrete(SCIENTIST_NVEC)
+
+
+def lab_manager_action_space() -> spaces.Discrete:
+    """The Lab Manager's stance; the flags are the grounded check's (see codec)."""
+    return spaces.Discrete(len(LAB_MANAGER_ACTION_TYPES))
+
+
+def _mask_box(size: int) -> spaces.Box:
+    return spaces.Box(0, 1, shape=(size,), dtype=np.int8)
+
+
+def scientist_observation_space(action_mode: str, n_features: int) -> spaces.Dict:
+    """Features and mask; text mode adds the prompt under `prompt` (PettingZoo's API test
+    requires the `observation` entry to be an array, so the prompt cannot take its place)."""
+    features = spaces.Box(-1.0, 1.0, shape=(n_features,), dtype=np.float32)
+    if action_mode == "text":
+        return spaces.Dict(
+            {
+                "observation": features,
+                "prompt": spaces.Text(max_length=MAX_PROMPT_CHARS, min_length=0, charset=PROMPT_CHARSET),
+                "action_mask": _mask_box(len(SCIENTIST_ACTION_TYPES)),
+            }
+        )
+    return spaces.Dict({"observation": features, "action_mask": _mask_box(SCIENTIST_MASK_SIZE)})
+
+
+def lab_manager_observation_space(n_features: int) -> spaces.Dict:
+    return spaces.Dict(
+        {
+            "observation": spaces.Box(-1.0, 1.0, shape=(n_features,), dtype=np.float32),
+            "action_mask": _mask_box(len(LAB_MANAGER_ACTION_TYPES)),
+        }
+    )

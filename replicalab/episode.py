@@ -1,0 +1,531 @@
+"""The one negotiation state machine; every front (PettingZoo, Gymnasium, the runner) drives it.
+
+A round is one Scientist move, then one Lab Manager response. The hard cases are handled here,
+once: an action that cannot be parsed or is not legal now becomes an `ActionError`, costs the
+actor its turn and a penalty, and is logged; stepping a finished episode raises
+`EpisodeOverError`; the masks of a finished episode are all false.
+
+Agreement (spec §6): the Scientist's `accept` ends the episode. It is an agreement when the Lab
+Manager's latest response consented to the protocol on the table — `accept`, a
+`suggest_alternative` (accepting adopts the suggested protocol), or a `report_feasibility`
+whose flags all pass. Accepting over an objection ends the episode without agreement.
+Reaching the round limit without agreement terminates with verdict `round_limit`; the optional
+`step_cap` truncates (verdict `truncated`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from replicalab.agents.lab_manager_policy import check_feasibility, respond
+from replicalab.agents.scientist_policy import ScientistOutputParseError, parse_scientist_output
+from replicalab.judge import build_reward_breakdown
+from replicalab.lab_answers import answer_questions
+from replicalab.models import (
+    FEASIBILITY_DIMENSIONS,
+    AlternativeSuggestion,
+    Contract,
+    ConversationEntry,
+    EpisodeLog,
+    FeasibilityCheckResult,
+    LabManagerAction,
+    LabManagerActionType,
+    LabManagerObservation,
+    Protocol,
+    RewardBreakdown,
+    ScientistAction,
+    ScientistActionType,
+    ScientistObservation,
+    StepRecord,
+    Verdict,
+    construct,
+)
+from replicalab.rewards import RewardConfig, Transition, get_preset, potential, reward_components
+from replicalab.scenarios import DEFAULT_MAX_ROUNDS, NormalizedScenarioPack
+
+SCIENTIST = "scientist"
+LAB_MANAGER = "lab_manager"
+AGENTS = (SCIENTIST, LAB_MANAGER)
+SCIENTIST_ACTION_TYPES = tuple(ScientistActionType)  # mask order
+LAB_MANAGER_ACTION_TYPES = tuple(LabManagerActionType)  # mask order
+
+
+class ActionError(Contract):
+    """A move that could not become a legal action; it costs the turn and is logged.
+
+    Codes: `no_json`, `invalid_json`, `invalid_action` (from the text parser or model
+    validation), `illegal_action` (a well-formed move not allowed now), `wrong_action_type`
+    (an object that is not this agent's action), `masked_action` (a structured action outside
+    the mask).
+    """
+
+    code: str
+    message: str
+    raw: str | None = None  # the text the agent sent, when there was one
+
+
+class EpisodeOverError(RuntimeError):
+    """Raised by `Episode.step` once the episode has terminated or been truncated."""
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """Pydantic's errors as `field: message` pairs, short enough for a log line."""
+    parts = []
+    for item in error.errors()[:3]:
+        where = ".".join(str(part) for part in item["loc"]) or "action"
+        parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
+    return _loggable("; ".join(parts))
+
+
+def _loggable(text: str) -> str:
+    """`text` with what JSON cannot carry (lone surrogates, e.g. from bytes decoded with
+    `surrogateescape`) replaced by '?', so a refused move can always be logged."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def coerce_action(agent: str, action: object) -> ScientistAction | LabManagerAction | ActionError:
+    """Turn what a front received (model, dict, or model text) into an action or an error."""
+    if isinstance(action, (ScientistAction, LabManagerAction, ActionError)):
+        return action
+    if isinstance(action, str):
+        if agent == SCIENTIST:
+            try:
+                return parse_scientist_output(action)
+            except ScientistOutputParseError as exc:
+                return ActionError(
+                    code=exc.code, message=_loggable(exc.message), raw=_loggable(action[:2000])
+                )
+        try:
+            return LabManagerAction.model_validate_json(action)
+        except ValidationError as exc:
+            return ActionError(
+                code="invalid_action",
+                message=describe_validation_error(exc),
+                raw=_loggable(action[:2000]),
+            )
+    if isinstance(action, Mapping):
+        model = ScientistAction if agent == SCIENTIST else LabManagerAction
+        try:
+            return model.model_validate(dict(action))
+        except ValidationError as exc:
+            return ActionError(code="invalid_action", message=describe_validation_error(exc))
+    return ActionError(code="wrong_action_type", message=f"{agent} cannot act with a {type(action).__name__}")
+
+
+@dataclass
+class _Turn:
+    agent: str
+    round_number: int
+    action: ScientistAction | LabManagerAction | None
+    error: ActionError | None
+    components: dict[str, float]
+    reward: float
+
+
+@dataclass
+class StepOutcome:
+    """What one `step` paid: the reward and its named components, for every agent."""
+
+    rewards: dict[str, float]
+    components: dict[str, dict[str, float]]
+    error: ActionError | None
+
+
+@dataclass
+class _Grounded:
+    """The reference Lab Manager's view of the protocol on the table."""
+
+    check: FeasibilityCheckResult
+    suggestion: AlternativeSuggestion | None
+    response: LabManagerAction
+
+
+def _no_protocol_response() -> LabManagerAction:
+    flags = {f"{dim}_ok": False for dim in FEASIBILITY_DIMENSIONS}
+    return construct(
+        LabManagerAction,
+        action_type=LabManagerActionType.REPORT_FEASIBILITY,
+        feasible=False,
+        **flags,
+        suggested_protocol=None,
+        explanation="No protocol has been proposed yet.",
+    )
+
+
+def describe_protocol(protocol: Protocol) -> str:
+    """One line a transcript reader can follow."""
+    parts = [
+        f"n={protocol.sample_size}",
+        f"{protocol.duration_days} days",
+        f"technique: {protocol.technique}",
+        f"controls: {', '.join(protocol.controls) or 'none'}",
+        f"equipment: {', '.join(protocol.required_equipment) or 'none'}",
+        f"reagents: {', '.join(protocol.required_reagents) or 'none'}",
+    ]
+    if protocol.rationale:
+        parts.append(f"rationale: {protocol.rationale}")
+    return "; ".join(parts)
+
+
+@dataclass
+class Episode:
+    """One negotiation over `scenario`. Drive it with `step(action)` for `agent_selection`."""
+
+    scenario: NormalizedScenarioPack
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    reward_config: RewardConfig = field(default_factory=lambda: get_preset("default"))
+    step_cap: int | None = None
+
+    agent_selection: str = field(default=SCIENTIST, init=False)
+    round_number: int = field(default=1, init=False)
+    protocol: Protocol | None = field(default=None, init=False)
+    last_lab_action: LabManagerAction | None = field(default=None, init=False)
+    terminated: bool = field(default=False, init=False)
+    truncated: bool = field(default=False, init=False)
+    verdict: Verdict | None = field(default=None, init=False)
+    final_protocol: Protocol | None = field(default=None, init=False)
+    breakdown: RewardBreakdown | None = field(default=None, init=False)
+    invalid_action_count: int = field(default=0, init=False)
+    transcript: list[ConversationEntry] = field(default_factory=list, init=False)
+    totals: dict[str, float] = field(default_factory=lambda: dict.fromkeys(AGENTS, 0.0), init=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scenario, NormalizedScenarioPack):
+            raise TypeError(f"scenario: expected NormalizedScenarioPack, got {type(self.scenario)!r}")
+        if isinstance(self.max_rounds, bool) or not isinstance(self.max_rounds, int):
+            raise TypeError("max_rounds: expected an int")
+        if self.max_rounds < 1:
+            raise ValueError(f"max_rounds: must be at least 1, got {self.max_rounds}")
+        if self.step_cap is not None and self.step_cap < 1:
+            raise ValueError(f"step_cap: must be at least 1 or None, got {self.step_cap}")
+        if not isinstance(self.reward_config, RewardConfig):
+            raise TypeError("reward_config: expected a RewardConfig")
+        self._grounded: _Grounded | None = None
+        self._turns: list[_Turn] = []
+        self._questions: list[str] = []
+        self._previous: dict[str, object] = {}
+        self._phi = 0.0
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
+
+    @property
+    def check(self) -> FeasibilityCheckResult | None:
+        """The grounded check of the protocol on the table."""
+        return self._grounded.check if self._grounded else None
+
+    @property
+    def suggestion(self) -> AlternativeSuggestion | None:
+        return self._grounded.suggestion if self._grounded else None
+
+    def scientist_mask(self) -> tuple[bool, ...]:
+        """Legal Scientist action types, in `SCIENTIST_ACTION_TYPES` order."""
+        if self.done or self.agent_selection != SCIENTIST:
+            return (False,) * len(SCIENTIST_ACTION_TYPES)
+        has = self.protocol is not None
+        return (True, has, True, has)
+
+    def lab_manager_mask(self) -> tuple[bool, ...]:
+        """Legal Lab Manager action types, in `LAB_MANAGER_ACTION_TYPES` order."""
+        if self.done or self.agent_selection != LAB_MANAGER:
+            return (False,) * len(LAB_MANAGER_ACTION_TYPES)
+        if self.protocol is None:
+            return (True, False, False, False)
+        return (True, True, True, True)
+
+    def grounded_lab_response(self) -> LabManagerAction:
+        """What the reference Lab Manager (check → suggest → compose) answers now."""
+        return self._grounded.response if self._grounded else _no_protocol_response()
+
+    def scientist_observation(self) -> ScientistObservation:
+        return self.scenario.scientist_observation.model_copy(
+            update={
+                "conversation_history": list(self.transcript),
+                "current_protocol": self.protocol,
+                "round_number": min(self.round_number, self.max_rounds),
+                "max_rounds": self.max_rounds,
+            }
+        )
+
+    def lab_manager_observation(self) -> LabManagerObservation:
+        return self.scenario.lab_manager_observation.model_copy(
+            update={
+                "conversation_history": list(self.transcript),
+                "current_protocol": self.protocol,
+                "round_number": min(self.round_number, self.max_rounds),
+                "max_rounds": self.max_rounds,
+                "feasibility": self.check,
+                "suggestion": self.suggestion,
+            }
+        )
+
+    # ------------------------------------------------------------------ the step
+
+    def step(self, action: ScientistAction | LabManagerAction | ActionError) -> StepOutcome:
+        """Apply the move of `agent_selection`; a bad move costs the turn, never the episode."""
+        if self.done:
+            raise EpisodeOverError("step: the episode is over; call reset() for a new one")
+        agent = self.agent_selection
+        round_number = self.round_number
+        error = action if isinstance(action, ActionError) else self._legality(agent, action)
+        if error is not None:
+            transition = self._refuse(agent, error)
+            valid: ScientistAction | LabManagerAction | None = None
+        elif agent == SCIENTIST:
+            assert isinstance(action, ScientistAction)
+            transition = self._scientist_move(action)
+            valid = action
+        else:
+            assert isinstance(action, LabManagerAction)
+            transition = self._lab_manager_move(action)
+            valid = action
+        if not self.terminated and self.step_cap is not None and len(self._turns) + 1 >= self.step_cap:
+            self.truncated = True
+            self.verdict = "truncated"
+            transition = transition.model_copy(update={"terminal": True, "verdict": "truncated"})
+        components = reward_components(self.reward_config, transition)
+        rewards = {name: sum(components.get(name, {}).values()) for name in AGENTS}
+        for name in AGENTS:
+            self.totals[name] += rewards[name]
+        self._turns.append(
+            _Turn(agent, round_number, valid, error, components.get(agent, {}), rewards[agent])
+        )
+        if not self.done:
+            self.agent_selection = LAB_MANAGER if agent == SCIENTIST else SCIENTIST
+        return StepOutcome(rewards=rewards, components=components, error=error)
+
+    def _legality(self, agent: str, action: object) -> ActionError | None:
+        if agent == SCIENTIST:
+            if not isinstance(action, ScientistAction):
+                return ActionError(
+                    code="wrong_action_type",
+                    message=f"scientist expects a ScientistAction, got {type(action).__name__}",
+                )
+            if not self.scientist_mask()[SCIENTIST_ACTION_TYPES.index(action.action_type)]:
+                return ActionError(
+                    code="illegal_action",
+                    message=f"{action.action_type.value} needs a protocol on the table",
+                )
+            return None
+        if not isinstance(action, LabManagerAction):
+            return ActionError(
+                code="wrong_action_type",
+                message=f"lab_manager expects a LabManagerAction, got {type(action).__name__}",
+            )
+        if not self.lab_manager_mask()[LAB_MANAGER_ACTION_TYPES.index(action.action_type)]:
+            return ActionError(
+                code="illegal_action",
+                message=f"{action.action_type.value} needs a protocol on the table",
+            )
+        return None
+
+    def _transition(self, agent: str, **kw: object) -> Transition:
+        base: dict[str, object] = {
+            "agent": agent,
+            "action_type": None,
+            "error_code": None,
+            "repeated": False,
+            "hallucinated_items": 0,
+            "failing_before": None,
+            "failing_after": None,
+            "misreported_flags": 0,
+            "phi_before": self._phi,
+            "phi_after": self._phi,
+            "terminal": False,
+            "verdict": None,
+            "breakdown": None,
+        }
+        base.update(kw)
+        return construct(Transition, **base)
+
+    def _refuse(self, agent: str, error: ActionError) -> Transition:
+        self.invalid_action_count += 1
+        self.transcript.append(
+            construct(
+                ConversationEntry,
+                role="system",
+                message=f"{agent} move refused ({error.code}): {error.message}",
+                round_number=self.round_number,
+                action_type=error.code,
+            )
+        )
+        if agent == LAB_MANAGER:
+            self.last_lab_action = None  # no answer is no consent
+            self._questions = []
+            self._end_round()
+        return self._transition(agent, error_code=error.code, terminal=self.terminated, verdict=self.verdict)
+
+    def _scientist_move(self, action: ScientistAction) -> Transition:
+        kind = action.action_type
+        repeated = self._previous.get(SCIENTIST) == action
+        self._previous[SCIENTIST] = action
+        if kind is ScientistActionType.ACCEPT:
+            return self._accept()
+        if kind is ScientistActionType.REQUEST_INFO:
+            self._questions = list(action.questions)
+            self._say(SCIENTIST, kind.value, "Questions: " + " ".join(action.questions))
+            return self._transition(SCIENTIST, action_type=kind.value, repeated=repeated)
+        before = len(self._grounded.check.failed_dimensions) if self._grounded else None
+        protocol = action.to_protocol()
+        lab_action, check, suggestion = respond(protocol, self.scenario)
+        self._grounded = _Grounded(check, suggestion, lab_action)
+        self.protocol = protocol
+        phi_before, self._phi = (
+            self._phi,
+            potential(self.reward_config, protocol, self.scenario, check),
+        )
+        known = self.scenario.resource_by_name
+        requested = [*protocol.required_equipment, *protocol.required_reagents]
+        self._say(SCIENTIST, kind.value, describe_protocol(protocol))
+        return self._transition(
+            SCIENTIST,
+            action_type=kind.value,
+            repeated=repeated,
+            hallucinated_items=sum(1 for name in requested if name.lower() not in known),
+            failing_before=before,
+            failing_after=len(check.failed_dimensions),
+            phi_before=phi_before,
+            phi_after=self._phi,
+        )
+
+    def _consented(self) -> bool:
+        last = self.last_lab_action
+        if last is None:
+            return False
+        if last.action_type is LabManagerActionType.REPORT_FEASIBILITY:
+            return last.feasible
+        return last.action_type in (
+            LabManagerActionType.ACCEPT,
+            LabManagerActionType.SUGGEST_ALTERNATIVE,
+        )
+
+    def _accept(self) -> Transition:
+        assert self.protocol is not None
+        self.terminated = True
+        last = self.last_lab_action
+        final, check = self.protocol, self.check
+        if self._consented():
+            self.verdict = "agreement"
+            if last is not None and last.suggested_protocol is not None:
+                final = last.suggested_protocol
+                grounded = self.suggestion
+                check = (
+                    grounded.post_check
+                    if grounded and grounded.revised_protocol == final
+                    else check_feasibility(final, self.scenario)
+                )
+        else:
+            self.verdict = "accept_without_consent"
+        self.final_protocol = final
+        self.breakdown = build_reward_breakdown(
+            final,
+            self.scenario,
+            check,
+            config=self.reward_config,
+            rounds_used=self.round_number,
+            max_rounds=self.max_rounds,
+        )
+        self._say(
+            SCIENTIST,
+            ScientistActionType.ACCEPT.value,
+            "Accepts the " + ("suggested protocol." if final is not self.protocol else "protocol."),
+        )
+        return self._transition(
+            SCIENTIST,
+            action_type="accept",
+            terminal=True,
+            verdict=self.verdict,
+            breakdown=self.breakdown,
+            phi_after=self._phi,
+        )
+
+    def _lab_manager_move(self, action: LabManagerAction) -> Transition:
+        misreported = 0
+        if self._grounded is not None:
+            truth = self._grounded.check
+            misreported = sum(
+                1 for dim in FEASIBILITY_DIMENSIONS if getattr(action, f"{dim}_ok") != getattr(truth, dim).ok
+            )
+        repeated = self._previous.get(LAB_MANAGER) == action
+        self._previous[LAB_MANAGER] = action
+        self.last_lab_action = action
+        message = action.explanation
+        if action.suggested_protocol is not None:
+            message += " Suggested protocol: " + describe_protocol(action.suggested_protocol)
+        if self._questions:
+            message += " Answer: " + answer_questions(self._questions, self.scenario, self.check)
+            self._questions = []
+        self._say(LAB_MANAGER, action.action_type.value, message)
+        self._end_round()
+        return self._transition(
+            LAB_MANAGER,
+            action_type=action.action_type.value,
+            repeated=repeated,
+            misreported_flags=misreported,
+            terminal=self.terminated,
+            verdict=self.verdict,
+        )
+
+    def _end_round(self) -> None:
+        self.round_number += 1
+        if self.round_number > self.max_rounds and not self.terminated:
+            self.terminated = True
+            self.verdict = "round_limit"
+            self.final_protocol = self.protocol
+
+    def _say(self, role: str, action_type: str, message: str) -> None:
+        self.transcript.append(
+            construct(
+                ConversationEntry,
+                role=role,
+                message=message,
+                round_number=self.round_number,
+                action_type=action_type,
+            )
+        )
+
+    # ------------------------------------------------------------------ the log
+
+    def to_log(self, episode_id: str | None = None) -> EpisodeLog:
+        """The episode so far as an `EpisodeLog`; equal inputs give byte-identical JSON."""
+        steps = [
+            StepRecord(
+                index=i,
+                agent=turn.agent,
+                round_number=turn.round_number,
+                action=(
+                    turn.action.model_dump(mode="json")
+                    if turn.action is not None
+                    else (turn.error.raw if turn.error else None)
+                ),
+                action_type=(turn.action.action_type.value if turn.action is not None else None),
+                error_code=turn.error.code if turn.error else None,
+                error_message=turn.error.message if turn.error else None,
+                reward=turn.reward,
+                reward_components=turn.components,
+            )
+            for i, turn in enumerate(self._turns)
+        ]
+        return EpisodeLog(
+            episode_id=episode_id or self.scenario.scenario_id,
+            seed=self.scenario.seed,
+            template=self.scenario.template,
+            difficulty=self.scenario.difficulty,
+            scenario_id=self.scenario.scenario_id,
+            max_rounds=self.max_rounds,
+            reward_config=self.reward_config.name,
+            transcript=list(self.transcript),
+            steps=steps,
+            final_protocol=self.final_protocol,
+            reward_breakdown=self.breakdown,
+            verdict=self.verdict,
+            rounds_used=min(self.round_number, self.max_rounds),
+            invalid_action_count=self.invalid_action_count,
+            total_rewards=dict(self.totals),
+        )
