@@ -50,6 +50,7 @@ from envs.spaces import (
     SCIENTIST_NVEC,
 )
 from replicalab.episode import (
+    LAB_MANAGER,
     LAB_MANAGER_ACTION_TYPES,
     SCIENTIST_ACTION_TYPES,
     ActionError,
@@ -101,6 +102,30 @@ def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]
         )
     )
     return techniques[:MAX_TECHNIQUES], controls[:MAX_CONTROLS]
+
+
+_NVEC = SCIENTIST_NVEC.tolist()
+
+
+def _int_vector(element: object, size: int) -> list[int] | None:
+    """`element` as a list of whole numbers within `nvec`, or None (fractions are refused, not
+    rounded: a policy emitting 0.9 has a bug worth hearing about)."""
+    try:
+        array = np.asarray(element)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if array.dtype.kind == "f":
+        whole = np.isfinite(array).all() and (array == np.floor(array)).all()
+        if not whole or (np.abs(array) > 2**31).any():
+            return None
+    elif array.dtype.kind not in "iub":
+        return None
+    if array.size != size:
+        return None
+    values: list[int] = array.reshape(-1).astype(np.int64).tolist()
+    if size == len(_NVEC) and not all(0 <= v < n for v, n in zip(values, _NVEC, strict=True)):
+        return None
+    return values
 
 
 @dataclass
@@ -155,35 +180,27 @@ class ScientistCodec:
 
     def decode(self, element: object, legal_types: tuple[bool, ...]) -> ScientistAction | ActionError:
         """The action an element stands for, or the reason it is refused."""
-        try:
-            vec = np.asarray(element, dtype=np.int64).reshape(-1)
-        except (TypeError, ValueError, OverflowError):
-            return ActionError(code="invalid_action", message="structured action is not an int vector")
-        if vec.shape != SCIENTIST_NVEC.shape or (vec < 0).any() or (vec >= SCIENTIST_NVEC).any():
+        values = _int_vector(element, SCIENTIST_NVEC.size)
+        if values is None:
             return ActionError(
                 code="invalid_action",
-                message=f"structured action must be {SCIENTIST_NVEC.size} ints within nvec",
+                message=f"structured action must be {SCIENTIST_NVEC.size} whole numbers within nvec",
             )
-        allowed = self.mask(legal_types)
-        picked = allowed[_OFFSETS + vec]
-        if not picked.all():
-            slot = int(np.flatnonzero(picked == 0)[0])
-            return ActionError(code="masked_action", message=f"component {slot} picks a masked-out value")
-        kind = SCIENTIST_ACTION_TYPES[int(vec[A_TYPE])]
-        if kind is ScientistActionType.ACCEPT:
-            return construct(
-                ScientistAction,
-                action_type=kind,
-                sample_size=0,
-                controls=[],
-                technique="",
-                duration_days=0,
-                required_equipment=[],
-                required_reagents=[],
-                questions=[],
-                rationale="",
+        if not any(legal_types) or not legal_types[values[A_TYPE]]:
+            return ActionError(code="masked_action", message=f"component {A_TYPE} picks a masked-out value")
+        if (
+            values[A_TECHNIQUE] >= len(self.techniques)
+            or any(values[A_CONTROLS + len(self.controls) : A_ITEMS])
+            or any(values[A_ITEMS + len(self.items) :])
+        ):
+            return ActionError(
+                code="masked_action", message="a slot beyond this scenario's vocabulary is set"
             )
+        kind = SCIENTIST_ACTION_TYPES[values[A_TYPE]]
+        questions: list[str] = []
         if kind is ScientistActionType.REQUEST_INFO:
+            questions = [QUESTIONS[values[A_QUESTION]]]
+        if kind in (ScientistActionType.ACCEPT, ScientistActionType.REQUEST_INFO):
             return construct(
                 ScientistAction,
                 action_type=kind,
@@ -193,17 +210,19 @@ class ScientistCodec:
                 duration_days=0,
                 required_equipment=[],
                 required_reagents=[],
-                questions=[QUESTIONS[int(vec[A_QUESTION])]],
+                questions=questions,
                 rationale="",
             )
-        chosen = [self.items[j] for j in np.flatnonzero(vec[A_ITEMS : A_ITEMS + MAX_ITEMS])]
+        chosen = [item for item, bit in zip(self.items, values[A_ITEMS:], strict=False) if bit]
         return construct(
             ScientistAction,
             action_type=kind,
-            sample_size=SAMPLE_LEVELS[int(vec[A_SAMPLE])],
-            controls=[self.controls[j] for j in np.flatnonzero(vec[A_CONTROLS:A_ITEMS])],
-            technique=self.techniques[int(vec[A_TECHNIQUE])],
-            duration_days=int(vec[A_DURATION]) + 1,
+            sample_size=SAMPLE_LEVELS[values[A_SAMPLE]],
+            controls=[
+                name for name, bit in zip(self.controls, values[A_CONTROLS:A_ITEMS], strict=False) if bit
+            ],
+            technique=self.techniques[values[A_TECHNIQUE]],
+            duration_days=values[A_DURATION] + 1,
             required_equipment=[item.name for item in chosen if item.kind == "equipment"],
             required_reagents=[item.name for item in chosen if item.kind == "reagent"],
             questions=[],
@@ -250,26 +269,24 @@ class ScientistCodec:
 
 def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:
     """Stances the facts allow, in `LAB_MANAGER_ACTION_TYPES` order (zero off-turn unless `any_turn`)."""
-    if any_turn and not episode.done:
-        legal = np.array([1, episode.protocol is not None, 1, 1], dtype=np.int8)
+    if episode.done or not (any_turn or episode.agent_selection == LAB_MANAGER):
+        legal: tuple[int, ...] = (0, 0, 0, 0)
+    elif episode.protocol is None:
+        legal = (1, 0, 0, 0)
     else:
-        legal = np.array(episode.lab_manager_mask(), dtype=np.int8)
-    check = episode.check
-    if check is not None and legal.any():
-        legal[1] = episode.suggestion is not None
-        legal[2] = not check.feasible
-        legal[3] = check.feasible
-    return legal
+        feasible = episode.check is not None and episode.check.feasible
+        legal = (1, int(episode.suggestion is not None), int(not feasible), int(feasible))
+    return np.array(legal, dtype=np.int8)
 
 
 def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | ActionError:
     """The grounded action with the chosen stance, or the reason the stance is refused."""
-    try:
-        index = int(np.asarray(element).reshape(()))
-    except (TypeError, ValueError, OverflowError):
-        return ActionError(code="invalid_action", message="lab_manager action must be one int in [0, 4)")
-    if not 0 <= index < len(LAB_MANAGER_ACTION_TYPES):
-        return ActionError(code="invalid_action", message=f"lab_manager action {index} is not in [0, 4)")
+    values = _int_vector(element, 1)
+    if values is None or not 0 <= values[0] < len(LAB_MANAGER_ACTION_TYPES):
+        return ActionError(
+            code="invalid_action", message="lab_manager action must be one whole number in [0, 4)"
+        )
+    index = values[0]
     if not lab_manager_mask(episode)[index]:
         return ActionError(
             code="masked_action",
@@ -308,6 +325,7 @@ def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | 
 # the Scientist's last move type one-hot.
 
 _TEMPLATES = list(BUILTIN_TEMPLATES)
+_STANCE_INDEX = {kind: i for i, kind in enumerate(LAB_MANAGER_ACTION_TYPES)}
 _COMMON = 31
 _ITEM_WIDTH = 6
 SCIENTIST_FEATURES = _COMMON + MAX_ITEMS * _ITEM_WIDTH + MAX_CONTROLS + MAX_TECHNIQUES
@@ -341,17 +359,17 @@ def _fill_common(out: np.ndarray, episode: Episode) -> None:
     protocol, check, last = episode.protocol, episode.check, episode.last_lab_action
     if protocol is not None and check is not None:
         budget = max(episode.scenario.lab.budget_remaining, 1.0)
-        out[13:19] = [
+        out[13:26] = (
             1.0,
             _clip(protocol.sample_size / 100.0),
             _clip(protocol.duration_days / MAX_DURATION),
             _clip(len(protocol.controls) / 10.0),
             _clip(check.estimated_cost / budget / 2.0),
             _clip(check.required_staff / 10.0),
-        ]
-        out[19:26] = [getattr(check, dim).ok for dim in FEASIBILITY_DIMENSIONS]
+            *check.flags,
+        )
     if last is not None:
-        out[26 + LAB_MANAGER_ACTION_TYPES.index(last.action_type)] = 1.0
+        out[26 + _STANCE_INDEX[last.action_type]] = 1.0
         out[30] = last.suggested_protocol is not None
 
 

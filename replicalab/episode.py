@@ -121,8 +121,8 @@ class _Turn:
     round_number: int
     action: ScientistAction | LabManagerAction | None
     error: ActionError | None
-    components: dict[str, float]
-    reward: float
+    components: dict[str, dict[str, float]]  # agent -> named terms paid by this turn
+    rewards: dict[str, float]  # agent -> reward paid by this turn
 
 
 @dataclass
@@ -244,25 +244,29 @@ class Episode:
         return self._grounded.response if self._grounded else _no_protocol_response()
 
     def scientist_observation(self) -> ScientistObservation:
-        return self.scenario.scientist_observation.model_copy(
-            update={
+        return construct(
+            ScientistObservation,
+            **{
+                **self.scenario.scientist_observation.__dict__,
                 "conversation_history": list(self.transcript),
                 "current_protocol": self.protocol,
                 "round_number": min(self.round_number, self.max_rounds),
                 "max_rounds": self.max_rounds,
-            }
+            },
         )
 
     def lab_manager_observation(self) -> LabManagerObservation:
-        return self.scenario.lab_manager_observation.model_copy(
-            update={
+        return construct(
+            LabManagerObservation,
+            **{
+                **self.scenario.lab_manager_observation.__dict__,
                 "conversation_history": list(self.transcript),
                 "current_protocol": self.protocol,
                 "round_number": min(self.round_number, self.max_rounds),
                 "max_rounds": self.max_rounds,
                 "feasibility": self.check,
                 "suggestion": self.suggestion,
-            }
+            },
         )
 
     # ------------------------------------------------------------------ the step
@@ -288,17 +292,22 @@ class Episode:
         if not self.terminated and self.step_cap is not None and len(self._turns) + 1 >= self.step_cap:
             self.truncated = True
             self.verdict = "truncated"
+            self.final_protocol = self.protocol
             transition = transition.model_copy(update={"terminal": True, "verdict": "truncated"})
-        components = reward_components(self.reward_config, transition)
-        rewards = {name: sum(components.get(name, {}).values()) for name in AGENTS}
+        paid = reward_components(self.reward_config, transition)
+        components = {name: paid.get(name, {}) for name in AGENTS}
+        rewards = {name: sum(components[name].values(), 0.0) for name in AGENTS}
         for name in AGENTS:
             self.totals[name] += rewards[name]
-        self._turns.append(
-            _Turn(agent, round_number, valid, error, components.get(agent, {}), rewards[agent])
-        )
+        self._turns.append(_Turn(agent, round_number, valid, error, components, rewards))
         if not self.done:
             self.agent_selection = LAB_MANAGER if agent == SCIENTIST else SCIENTIST
-        return StepOutcome(rewards=rewards, components=components, error=error)
+        # The caller gets its own dicts: fronts mutate theirs (PettingZoo clears rewards in place).
+        return StepOutcome(
+            rewards=dict(rewards),
+            components={name: dict(terms) for name, terms in components.items()},
+            error=error,
+        )
 
     def _legality(self, agent: str, action: object) -> ActionError | None:
         if agent == SCIENTIST:
@@ -394,7 +403,9 @@ class Episode:
             phi_after=self._phi,
         )
 
-    def _consented(self) -> bool:
+    @property
+    def consented(self) -> bool:
+        """Whether the Lab Manager's latest answer consents to the protocol on the table."""
         last = self.last_lab_action
         if last is None:
             return False
@@ -410,7 +421,7 @@ class Episode:
         self.terminated = True
         last = self.last_lab_action
         final, check = self.protocol, self.check
-        if self._consented():
+        if self.consented:
             self.verdict = "agreement"
             if last is not None and last.suggested_protocol is not None:
                 final = last.suggested_protocol
@@ -507,7 +518,7 @@ class Episode:
                 action_type=(turn.action.action_type.value if turn.action is not None else None),
                 error_code=turn.error.code if turn.error else None,
                 error_message=turn.error.message if turn.error else None,
-                reward=turn.reward,
+                rewards=turn.rewards,
                 reward_components=turn.components,
             )
             for i, turn in enumerate(self._turns)

@@ -200,7 +200,7 @@ def test_a_refused_move_costs_the_turn_and_is_logged() -> None:
     assert ep.transcript[-1].role == "system" and ep.transcript[-1].action_type == "no_json"
     step = ep.to_log().steps[0]
     assert step.error_code == "no_json" and step.action == "I think we should run it twice."
-    assert step.action_type is None and step.reward == -1.0
+    assert step.action_type is None and step.rewards == {SCIENTIST: -1.0, LAB_MANAGER: 0.0}
 
 
 def test_a_refused_lab_manager_move_ends_the_round_and_withdraws_consent() -> None:

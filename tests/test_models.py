@@ -126,8 +126,8 @@ def one_of_every_model() -> list[BaseModel]:
         round_number=1,
         action={"action_type": "accept"},
         action_type="accept",
-        reward=0.5,
-        reward_components={"judge": 0.5},
+        rewards={"scientist": 0.5, "lab_manager": 0.5},
+        reward_components={"scientist": {"judge": 0.5}, "lab_manager": {"judge": 0.5}},
     )
     return [
         protocol,

@@ -166,7 +166,9 @@ def generate_scenario(
     seed = _check_seed(seed)
     level = check_difficulty(difficulty)
     plan = _plan(template)
-    rng = np.random.default_rng([seed, plan.key, DIFFICULTIES.index(level)])
+    # One integer entropy (seed, template, difficulty packed side by side) seeds faster than a
+    # list and gives every combination its own stream.
+    rng = np.random.default_rng((seed << 34) | (plan.key << 2) | DIFFICULTIES.index(level))
     u = rng.random(_N_UNIFORMS).tolist()
     # Disjoint slices of the block feed disjoint decisions, so changing one never shifts another.
     draw = iter(u[0:8])  # case, how many items go missing, which substitute rescues each
@@ -391,17 +393,22 @@ def _case_constraints(case: PaperCase, level: str, first_id: int) -> list[Constr
 
 
 def _lab_manager_observation(lab: LabFacts, resources: list[ResourceItem]) -> LabManagerObservation:
-    def names(kind: str, available: bool) -> list[str]:
-        return [r.name for r in resources if r.kind == kind and r.available == available]
-
+    lists: dict[tuple[str, bool], list[str]] = {
+        ("equipment", True): [],
+        ("equipment", False): [],
+        ("reagent", True): [],
+        ("reagent", False): [],
+    }
+    for r in resources:
+        lists[r.kind, r.status == "available"].append(r.name)
     return construct(
         LabManagerObservation,
         budget_total=lab.budget_total,
         budget_remaining=lab.budget_remaining,
-        equipment_available=names("equipment", True),
-        equipment_booked=names("equipment", False),
-        reagents_in_stock=names("reagent", True),
-        reagents_out_of_stock=names("reagent", False),
+        equipment_available=lists["equipment", True],
+        equipment_booked=lists["equipment", False],
+        reagents_in_stock=lists["reagent", True],
+        reagents_out_of_stock=lists["reagent", False],
         staff_count=lab.staff_count,
         time_limit_days=lab.time_limit_days,
         safety_restrictions=lab.safety_restrictions,
