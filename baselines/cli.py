@@ -1,0 +1,420 @@
+"""`replicalab`: evaluate policies, replay logged episodes, browse scenarios, compare rewards.
+
+    replicalab evaluate                       # baseline vs grounded Lab Manager, 180 episodes
+    replicalab evaluate --scientist random --out runs/random.jsonl --jobs 2
+    replicalab replay runs/random.jsonl 3     # or an episode id
+    replicalab scenarios --show ml_benchmark hard 7
+    replicalab compare-rewards --out-dir reward-comparison
+
+Results go to stdout, the progress bar and errors to stderr. A mistake in the command line
+(unknown template, bad file) ends with a one-line message and a non-zero exit, no traceback:
+2 for a bad option, 1 for a file or run that cannot be used.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from rich.text import Text
+
+from baselines import report
+from baselines.metrics import score, summarize
+from baselines.oracle import OracleScientist
+from baselines.policies import SCIENTISTS, GroundedLabManager, LLMScientist
+from baselines.runner import Grid, PolicyFactory, Settings, run_grid
+from replicalab.agents.scientist_policy import GenerateFn
+from replicalab.models import EpisodeLog
+from replicalab.rewards import PRESETS, RewardConfig, get_preset
+from replicalab.scenarios import available_scenario_families, generate_scenario
+
+app = typer.Typer(
+    name="replicalab",
+    help="ReplicaLab: evaluate Scientist policies, replay episodes, browse scenarios.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+_USAGE = 2  # exit code for a bad option value
+_REFRESH_S = 0.1  # progress bar redraw interval
+
+
+class _Problem(Exception):
+    """A user-facing error: printed as one line, exit code attached."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    Console(stderr=True, soft_wrap=True).print(Text(f"Error: {message}", style="bold red"))
+    raise typer.Exit(code)
+
+
+@contextmanager
+def _user_errors(code: int = 1) -> Iterator[None]:
+    """Turn the library's ValueError/OSError (bad input, unreadable file) into a clean exit."""
+    try:
+        yield
+    except _Problem as problem:
+        _fail(str(problem), problem.code)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc), code)
+
+
+def _console() -> Console:
+    """stdout; wide when it is not a terminal, so piped tables do not wrap at 80 columns."""
+    console = Console()
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(width=160)
+    return console
+
+
+def _names(values: list[str] | None) -> list[str] | None:
+    """Repeated and/or comma-separated option values, in order, without duplicates."""
+    if not values:
+        return None
+    return list(dict.fromkeys(part.strip() for v in values for part in v.split(",") if part.strip()))
+
+
+def _grid(templates: list[str] | None, difficulties: list[str] | None, seeds: int, first_seed: int) -> Grid:
+    try:
+        return Grid.of(_names(templates), _names(difficulties), seeds, first_seed)
+    except ValueError as exc:
+        raise _Problem(str(exc), _USAGE) from None
+
+
+def _reward_config(value: str) -> RewardConfig:
+    if value in PRESETS:
+        return get_preset(value)
+    path = Path(value)
+    if path.suffix == ".json" and path.is_file():
+        try:
+            return RewardConfig.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise _Problem(f"reward config: {path} is not a RewardConfig: {exc}", _USAGE) from None
+    raise _Problem(
+        f"reward config: unknown preset {value!r}; valid: {', '.join(PRESETS)} "
+        "(or a RewardConfig .json file)",
+        _USAGE,
+    )
+
+
+def _load_generate_fn(spec: str) -> GenerateFn:
+    """`MODULE:ATTR` → the callable; the working directory is importable, as for `python -m`."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise _Problem(f"--generate-fn: expected MODULE:ATTR, got {spec!r}", _USAGE)
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        target: object = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise _Problem(f"--generate-fn: cannot load {spec!r}: {exc}", _USAGE) from None
+    if not callable(target):
+        raise _Problem(f"--generate-fn: {spec!r} is not callable", _USAGE)
+    return target
+
+
+def _scientist(name: str, generate_fn: str | None) -> PolicyFactory:
+    if name == "llm":
+        if generate_fn is None:
+            raise _Problem("--scientist llm needs --generate-fn MODULE:ATTR", _USAGE)
+        return functools.partial(LLMScientist, _load_generate_fn(generate_fn))
+    if generate_fn is not None:
+        raise _Problem("--generate-fn applies to --scientist llm only", _USAGE)
+    if name not in SCIENTISTS:
+        valid = ", ".join([*SCIENTISTS, "llm"])
+        raise _Problem(f"scientist: unknown policy {name!r}; valid: {valid}", _USAGE)
+    return SCIENTISTS[name]
+
+
+@contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """SIGTERM (`kill`, `timeout`, a job scheduler) stops a run the way Ctrl-C does: the log
+    keeps whole episodes and the worker processes are shut down, not orphaned."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextmanager
+def _progress(total: int, description: str) -> Iterator[Callable[[EpisodeLog], None]]:
+    """A progress bar on stderr; yields the per-episode callback. No refresh thread (workers fork)."""
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        auto_refresh=False,
+        transient=True,
+    )
+    task: TaskID = progress.add_task(description, total=total)
+    last = [0.0]
+
+    def advance(_: EpisodeLog) -> None:
+        progress.advance(task)
+        now = time.monotonic()
+        if now - last[0] >= _REFRESH_S:
+            last[0] = now
+            progress.refresh()
+
+    with progress:
+        yield advance
+
+
+TemplatesOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--templates", "-t", help="Templates, comma-separated or repeated (default: all registered)."
+    ),
+]
+DifficultiesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--difficulties", "-d", help="Difficulties, comma-separated or repeated (default: all)."),
+]
+FirstSeedOpt = Annotated[int, typer.Option(min=0, help="First scenario seed.")]
+MaxRoundsOpt = Annotated[int, typer.Option(min=1, help="Rounds before the negotiation ends.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")]
+
+
+@app.command()
+def evaluate(
+    templates: TemplatesOpt = None,
+    difficulties: DifficultiesOpt = None,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds per template × difficulty.")] = 20,
+    first_seed: FirstSeedOpt = 0,
+    scientist: Annotated[
+        str, typer.Option("--scientist", "-s", help="baseline | random | oracle | llm.")
+    ] = "baseline",
+    generate_fn: Annotated[
+        str | None, typer.Option(help="MODULE:ATTR of a GenerateFn (messages -> text), for --scientist llm.")
+    ] = None,
+    reward_config: Annotated[
+        str,
+        typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
+    ] = "default",
+    max_rounds: MaxRoundsOpt = 6,
+    oracle: Annotated[bool, typer.Option(help="Also run the oracle, for regret.")] = True,
+    jobs: JobsOpt = 1,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write one EpisodeLog JSON per line to this file.")
+    ] = None,
+    resume: Annotated[bool, typer.Option(help="Finish an interrupted --out file.")] = False,
+) -> None:
+    """Play a Scientist against the grounded Lab Manager over a grid; print the results table."""
+    with _user_errors(_USAGE):
+        grid = _grid(templates, difficulties, seeds, first_seed)
+        factory = _scientist(scientist, generate_fn)
+        settings = Settings(reward_config=_reward_config(reward_config), max_rounds=max_rounds)
+        if resume and out is None:
+            raise _Problem("--resume needs --out", _USAGE)
+    with_oracle = oracle and scientist != "oracle"
+    cells = len(grid.cells())
+    started = time.perf_counter()
+    try:
+        with _user_errors(), _stop_on_sigterm(), _progress(cells * (1 + with_oracle), "episodes") as advance:
+            result = run_grid(
+                grid, factory, settings=settings, jobs=jobs, out=out, resume=resume, on_episode=advance
+            )
+            reference = result.logs if scientist == "oracle" else None
+            if with_oracle:
+                reference = run_grid(
+                    grid, OracleScientist, settings=settings, jobs=jobs, on_episode=advance
+                ).logs
+    except KeyboardInterrupt:
+        hint = f"; {out} holds whole episodes only: rerun with --resume to finish" if out else ""
+        _fail(f"interrupted{hint}", 130)
+    elapsed = time.perf_counter() - started
+    title = (
+        f"{factory().name} vs {GroundedLabManager.name} · reward {settings.reward_config.name} · "
+        f"{_count(grid.templates, 'template')} × {_count(grid.difficulties, 'difficulty')} × "
+        f"{_count(grid.seeds, 'seed')} = {cells} episodes"
+    )
+    console = _console()
+    console.print(report.results_table(summarize(result.logs, reference), title))
+    if reference is not None and scientist != "oracle":
+        best = sum(map(score, reference)) / len(reference)
+        console.print(
+            f"regret and norm. against the oracle on the same seeds (oracle mean score {best:.2f})."
+        )
+    if result.stats:
+        console.print(report.stats_line(result.stats))
+    if out is not None:
+        console.print(Text(f"logs: {out} ({cells} episodes, {result.resumed} resumed)"))
+    console.print(f"{cells * (1 + with_oracle) - result.resumed} episodes played in {elapsed:.1f} s")
+
+
+def _count(items: tuple[object, ...], noun: str) -> str:
+    plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{len(items)} {noun if len(items) == 1 else plural}"
+
+
+def _parse_line(path: Path, lines: list[bytes], i: int) -> EpisodeLog:
+    try:
+        return EpisodeLog.model_validate_json(lines[i])
+    except ValueError:
+        raise _Problem(
+            f"{path}:{i + 1}: not an EpisodeLog line (cut short by an interrupted "
+            "run? `evaluate --resume` finishes it)"
+        ) from None
+
+
+def _find_episode(path: Path, episode: str) -> EpisodeLog:
+    """The episode with this id, or at this 0-based index (negative counts from the end)."""
+    lines = path.read_bytes().splitlines()
+    if not lines:
+        raise _Problem(f"{path}: no episodes")
+    if episode.lstrip("-").isdigit():
+        index = int(episode)
+        if not -len(lines) <= index < len(lines):
+            raise _Problem(f"{path}: index {index} is out of range ({len(lines)} episodes)")
+        return _parse_line(path, lines, index % len(lines))
+    wanted = b'"episode_id":' + json.dumps(episode, ensure_ascii=False).encode("utf-8")
+    for i, line in enumerate(lines):
+        if wanted in line and (log := _parse_line(path, lines, i)).episode_id == episode:
+            return log
+    raise _Problem(f"{path}: no episode with id {episode!r} (give an id or a 0-based index)")
+
+
+@app.command()
+def replay(
+    path: Annotated[Path, typer.Argument(help="A JSONL file written by `evaluate --out`.")],
+    episode: Annotated[str, typer.Argument(help="Episode id, or 0-based index (-1 = last).")] = "0",
+) -> None:
+    """Print one logged episode turn by turn, with the judge's explanation."""
+    with _user_errors():
+        log = _find_episode(path, episode)
+    console = _console()
+    for part in report.replay(log):
+        console.print(part)
+
+
+@app.command()
+def scenarios(
+    show: Annotated[
+        tuple[str, str, int] | None,
+        typer.Option(metavar="TEMPLATE DIFFICULTY SEED", help="Print one scenario's public brief."),
+    ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="JSON instead of tables (with --show: the whole pack, hidden parts too)."
+        ),
+    ] = False,
+) -> None:
+    """List the scenario families, or show one generated scenario."""
+    if show is None:
+        families = available_scenario_families()
+        if as_json:
+            typer.echo(json.dumps([f.model_dump() for f in families], indent=2))
+        else:
+            _console().print(report.families_table(families))
+        return
+    template, difficulty, seed = show
+    with _user_errors(_USAGE):
+        pack = generate_scenario(seed, template, difficulty)
+    if as_json:
+        typer.echo(pack.model_dump_json(indent=2))
+    else:
+        _console().print(report.brief(pack))
+
+
+@app.command("compare-rewards")
+def compare_rewards_command(
+    templates: TemplatesOpt = None,
+    difficulties: DifficultiesOpt = None,
+    seeds: Annotated[int, typer.Option(min=1, help="Seeds per template × difficulty.")] = 10,
+    first_seed: FirstSeedOpt = 0,
+    scientists: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scientists", "-s", help="Policies, comma-separated (default: baseline,random,oracle)."
+        ),
+    ] = None,
+    presets: Annotated[
+        list[str] | None,
+        typer.Option("--presets", "-p", help="Reward presets or JSON files (default: every preset)."),
+    ] = None,
+    max_rounds: MaxRoundsOpt = 6,
+    jobs: JobsOpt = 1,
+    out_dir: Annotated[
+        Path, typer.Option("--out-dir", help="Where the CSV table and the PNG figure go.")
+    ] = Path("reward-comparison"),
+) -> None:
+    """Run policies under each reward preset; table, CSV and PNG of the mean reward components."""
+    from baselines.compare import compare_rewards, component_names, plot, write_csv
+
+    with _user_errors(_USAGE):
+        grid = _grid(templates, difficulties, seeds, first_seed)
+        chosen = _names(scientists) or list(SCIENTISTS)
+        factories = {name: _scientist(name, None) for name in chosen}
+        configs = [_reward_config(name) for name in _names(presets) or list(PRESETS)]
+    total = len(grid.cells()) * len(factories) * len(configs)
+    try:
+        with _user_errors(), _stop_on_sigterm(), _progress(total, "episodes") as advance:
+            rows = compare_rewards(
+                grid, factories, configs, max_rounds=max_rounds, jobs=jobs, on_episode=advance
+            )
+            out_dir.mkdir(parents=True, exist_ok=True)
+            write_csv(rows, out_dir / "reward_components.csv")
+            plot(rows, out_dir / "reward_components.png")
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    names = component_names(rows)
+    table = Table(
+        title=f"mean scientist reward per episode by component ({len(grid.cells())} episodes per row)",
+        title_justify="left",
+        header_style="bold",
+    )
+    for column in ("preset", "scientist", "return ± 95% CI", "score", "agree", *names):
+        table.add_column(column, justify="left" if column in ("preset", "scientist") else "right")
+    for row in rows:
+        table.add_row(
+            row.preset,
+            row.scientist,
+            report.estimate(row.returns),
+            report.number(row.score),
+            report.percent(row.agreement_rate),
+            *(report.number(row.components.get(n, 0.0)) for n in names),
+        )
+    console = _console()
+    console.print(table)
+    console.print(Text(f"wrote {out_dir / 'reward_components.csv'} and {out_dir / 'reward_components.png'}"))

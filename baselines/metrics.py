@@ -1,0 +1,177 @@
+"""Aggregate episode logs into the numbers a results table reports.
+
+Definitions (per template × difficulty, and overall):
+
+- score: the judge's total of the agreed protocol, 0 when the episode ends without agreement
+  (an accept over the Lab Manager's objection is judged, but nobody is paid for it).
+- return: `EpisodeLog.total_rewards["scientist"]`, the sum of the Scientist's step rewards under
+  the run's `RewardConfig` (judge reward, penalties, shaping).
+- mean ± a 95 % confidence interval: Student's t interval, mean ± t(0.975, n-1)·s/√n, with the
+  sample standard deviation s; no interval for a single episode.
+- agreement rate: share of episodes with verdict `agreement`; rounds: mean `rounds_used`.
+- invalid-action rate: refused moves / agent steps, both agents, pooled over episodes.
+- rigor / feasibility / fidelity: means over the agreed protocols (NaN when none agreed).
+- regret: mean over cells of (oracle score - policy score) on the same (template, difficulty,
+  seed); normalised score: Σ policy score / Σ oracle score (the ratio of means, which stays
+  defined when one oracle episode scores 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from replicalab.models import EpisodeLog
+
+_Z975 = 1.959963984540054  # the normal 0.975 quantile, the limit of t(0.975, df)
+_EXACT_DF = 200  # beyond this the Cornish-Fisher expansion is exact to ~1e-7
+
+
+@lru_cache(maxsize=512)
+def t_critical(df: int) -> float:
+    """t(0.975, df): the half-width multiplier of a two-sided 95 % interval."""
+    if df < 1:
+        raise ValueError(f"df: must be at least 1, got {df}")
+    if df > _EXACT_DF:
+        z = _Z975
+        return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    low, high = 0.0, 20.0 if df > 1 else 100.0
+    for _ in range(80):
+        mid = (low + high) / 2
+        low, high = (mid, high) if _central_mass(mid, df) < 0.95 else (low, mid)
+    return (low + high) / 2
+
+
+def _central_mass(t: float, df: int) -> float:
+    """P(|T| <= t) for Student's t with integer `df`, by the finite trigonometric series."""
+    theta = math.atan(t / math.sqrt(df))
+    c2 = math.cos(theta) ** 2
+    if df % 2 == 1:
+        term, series = math.cos(theta), 0.0
+        for k in range(1, (df - 1) // 2 + 1):  # cos θ · (1 + 2/3 c² + 2·4/(3·5) c⁴ + ...)
+            series += term
+            term *= c2 * (2 * k) / (2 * k + 1)
+        return 2 / math.pi * (theta + math.sin(theta) * series)
+    term, series = 1.0, 0.0
+    for k in range(1, df // 2 + 1):  # 1 + 1/2 c² + 1·3/(2·4) c⁴ + ...
+        series += term
+        term *= c2 * (2 * k - 1) / (2 * k)
+    return math.sin(theta) * series
+
+
+@dataclass(frozen=True)
+class Estimate:
+    mean: float
+    half_width: float  # of the 95 % interval; NaN for fewer than two values
+
+    @classmethod
+    def of(cls, values: Sequence[float]) -> Estimate:
+        n = len(values)
+        if n == 0:
+            return cls(math.nan, math.nan)
+        mean = math.fsum(values) / n
+        if n < 2:
+            return cls(mean, math.nan)
+        var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+        return cls(mean, t_critical(n - 1) * math.sqrt(var / n))
+
+
+@dataclass(frozen=True)
+class Summary:
+    label: str  # "template/difficulty" or "overall"
+    episodes: int
+    score: Estimate
+    returns: Estimate
+    agreement_rate: float
+    mean_rounds: float
+    invalid_rate: float
+    rigor: float
+    feasibility: float
+    fidelity: float
+    regret: float | None  # None without oracle logs
+    normalised: float | None
+
+
+def score(log: EpisodeLog) -> float:
+    """The judge total of the agreed protocol; 0 without agreement."""
+    if log.verdict == "agreement" and log.reward_breakdown is not None:
+        return log.reward_breakdown.total
+    return 0.0
+
+
+def episode_return(log: EpisodeLog) -> float:
+    return log.total_rewards.get("scientist", 0.0)
+
+
+def cell_key(log: EpisodeLog) -> tuple[str, str, int]:
+    return log.template, log.difficulty, log.seed
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return math.fsum(items) / len(items) if items else math.nan
+
+
+def summarize_group(
+    label: str, logs: Sequence[EpisodeLog], reference: dict[tuple[str, str, int], float] | None = None
+) -> Summary:
+    """One row of the table; `reference` maps a cell to the oracle's score."""
+    agreed = [
+        log.reward_breakdown
+        for log in logs
+        if log.verdict == "agreement" and log.reward_breakdown is not None
+    ]
+    steps = sum(len(log.steps) for log in logs)
+    regret = normalised = None
+    if reference is not None:
+        mine = [score(log) for log in logs]
+        best = [reference[cell_key(log)] for log in logs]
+        regret = _mean(b - m for b, m in zip(best, mine, strict=True))
+        total = math.fsum(best)
+        normalised = math.fsum(mine) / total if total > 0 else math.nan
+    return Summary(
+        label=label,
+        episodes=len(logs),
+        score=Estimate.of([score(log) for log in logs]),
+        returns=Estimate.of([episode_return(log) for log in logs]),
+        agreement_rate=_mean(float(log.verdict == "agreement") for log in logs),
+        mean_rounds=_mean(log.rounds_used for log in logs),
+        invalid_rate=sum(log.invalid_action_count for log in logs) / steps if steps else math.nan,
+        rigor=_mean(b.rigor for b in agreed),
+        feasibility=_mean(b.feasibility for b in agreed),
+        fidelity=_mean(b.fidelity for b in agreed),
+        regret=regret,
+        normalised=normalised,
+    )
+
+
+def summarize(logs: Sequence[EpisodeLog], oracle: Sequence[EpisodeLog] | None = None) -> list[Summary]:
+    """Rows per template/difficulty (in order of first appearance), then "overall".
+
+    `oracle`, when given, must cover every cell of `logs` (regret needs the same seeds).
+    """
+    reference = None
+    if oracle is not None:
+        reference = {cell_key(log): score(log) for log in oracle}
+        missing = [key for key in map(cell_key, logs) if key not in reference]
+        if missing:
+            raise ValueError(f"oracle: no oracle episode for {missing[0]} (and {len(missing) - 1} more)")
+    groups: dict[str, list[EpisodeLog]] = {}
+    for log in logs:
+        groups.setdefault(f"{log.template}/{log.difficulty}", []).append(log)
+    rows = [summarize_group(label, members, reference) for label, members in groups.items()]
+    rows.append(summarize_group("overall", logs, reference))
+    return rows
+
+
+def mean_components(logs: Sequence[EpisodeLog], agent: str = "scientist") -> dict[str, float]:
+    """Mean per episode of each named reward component the agent received (0 where an episode
+    paid none), sorted by name; they sum to the agent's mean return."""
+    totals: dict[str, float] = {}
+    for log in logs:
+        for step in log.steps:
+            for name, value in step.reward_components.get(agent, {}).items():
+                totals[name] = totals.get(name, 0.0) + value
+    return {name: totals[name] / len(logs) for name in sorted(totals)} if logs else {}

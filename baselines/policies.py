@@ -1,0 +1,204 @@
+"""Policies the runner can seat at the table, behind one small interface.
+
+A policy reads the `Episode` it plays in and returns its move: a `ScientistAction`, a
+`LabManagerAction`, or raw model text (the episode parses it and records a parser error as a
+refused move). Each policy looks only at what its role may see — the Scientist policies read
+`episode.scientist_observation()` or the public brief, the grounded Lab Manager reads the
+episode's grounded response — except `OracleScientist` (in `baselines.oracle`), which reads
+the hidden reference on purpose to give every report an upper bound.
+
+Determinism: the runner calls `reset(seed)` before each episode with a seed derived from the
+grid cell, so a policy with randomness (`RandomScientist`) plays the same game in any worker
+process. `stats()` returns counters since the last reset; the runner sums them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from baselines.oracle import OracleScientist
+from replicalab.agents import (
+    ScientistOutputParseError,
+    build_baseline_scientist_action,
+    build_scientist_system_prompt,
+    call_scientist_with_retry,
+)
+from replicalab.agents.scientist_policy import GenerateFn
+from replicalab.episode import SCIENTIST_ACTION_TYPES, Episode
+from replicalab.models import LabManagerAction, ScientistAction, ScientistActionType
+from replicalab.scenarios import NormalizedScenarioPack
+
+Move = ScientistAction | LabManagerAction | str
+"""What a policy returns; a string is model text for the episode's parser."""
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """One seat at the table. Optional methods: `reset(seed: int)`, `stats() -> dict`."""
+
+    name: str  # tags the episode id in logs, e.g. "baseline"
+
+    def act(self, episode: Episode) -> Move: ...
+
+
+def reset_policy(policy: Policy, seed: int) -> None:
+    """Call the policy's optional `reset(seed)`."""
+    reset = getattr(policy, "reset", None)
+    if callable(reset):
+        reset(seed)
+
+
+def policy_stats(policy: Policy) -> dict[str, float]:
+    """The policy's optional `stats()`, or nothing."""
+    stats = getattr(policy, "stats", None)
+    return dict(stats()) if callable(stats) else {}
+
+
+class BaselineScientist:
+    """The seed's deterministic decision tree (`build_baseline_scientist_action`)."""
+
+    name = "baseline"
+
+    def act(self, episode: Episode) -> Move:
+        return build_baseline_scientist_action(episode.scientist_observation())
+
+
+class GroundedLabManager:
+    """The reference Lab Manager: check, suggest, compose — exactly what the env backs."""
+
+    name = "grounded"
+
+    def act(self, episode: Episode) -> Move:
+        return episode.grounded_lab_response()
+
+
+_RANDOM_TECHNIQUES = (
+    "direct replication of the published method",
+    "reduced-scale replication of the main result",
+    "independent re-implementation and comparison",
+)
+_RANDOM_CONTROLS = ("baseline comparison", "repeat run", "negative control", "sanity check")
+
+
+class RandomScientist:
+    """A uniformly random legal move; protocols drawn from the public brief.
+
+    The action type is uniform over the mask (`episode.scientist_mask()`); a protocol takes
+    each listed resource with probability 1/2, a sample size and duration within a loose range
+    around the public bounds, up to three controls (the required reviews among the pool), and
+    a stock technique. Questions ask about a listed resource or constraint. It is the floor
+    every other policy should clear.
+    """
+
+    name = "random"
+
+    def __init__(self, seed: int = 0) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, episode: Episode) -> Move:
+        legal = [
+            kind for kind, ok in zip(SCIENTIST_ACTION_TYPES, episode.scientist_mask(), strict=True) if ok
+        ]
+        if not legal:
+            raise ValueError("RandomScientist.act: it is not the scientist's turn")
+        kind = legal[int(self.rng.integers(len(legal)))]
+        brief = episode.scenario
+        if kind is ScientistActionType.ACCEPT:
+            return ScientistAction(action_type=kind)
+        if kind is ScientistActionType.REQUEST_INFO:
+            return ScientistAction(action_type=kind, questions=[self._question(brief)])
+        return self._protocol(kind, brief)
+
+    def _pick(self, options: list[str], k: int) -> list[str]:
+        chosen = self.rng.choice(len(options), size=min(k, len(options)), replace=False)
+        return [options[int(i)] for i in sorted(chosen)]
+
+    def _question(self, brief: NormalizedScenarioPack) -> str:
+        options = [f"Can the lab provide {r.name}?" for r in brief.resources]
+        options += [f"How firm is this rule: {c.description}" for c in brief.constraints]
+        return options[int(self.rng.integers(len(options)))]
+
+    def _protocol(self, kind: ScientistActionType, brief: NormalizedScenarioPack) -> ScientistAction:
+        bounds = {c.kind: c.quantity for c in brief.constraints if c.quantity is not None}
+        min_samples = int(bounds.get("min_sample_size") or 5)
+        max_days = int(bounds.get("max_duration_days") or 14)
+        reviews = [c.term for c in brief.constraints if c.kind == "required_review" and c.term]
+        items = [r for r in brief.resources if self.rng.random() < 0.5]
+        controls = self._pick([*reviews, *_RANDOM_CONTROLS], int(self.rng.integers(0, 4)))
+        return ScientistAction(
+            action_type=kind,
+            sample_size=int(self.rng.integers(1, 2 * min_samples + 1)),
+            controls=controls,
+            technique=_RANDOM_TECHNIQUES[int(self.rng.integers(len(_RANDOM_TECHNIQUES)))],
+            duration_days=int(self.rng.integers(1, max(max_days, 1) + 1)),
+            required_equipment=[r.name for r in items if r.kind == "equipment"],
+            required_reagents=[r.name for r in items if r.kind == "reagent"],
+            rationale="A randomly drawn plan.",
+        )
+
+
+class LLMScientist:
+    """A language model as the Scientist, through the seed's prompt → parse → retry loop.
+
+    Each turn calls `call_scientist_with_retry` with the scenario's system prompt. When every
+    retry fails, the last raw text goes to the episode unchanged, so the episode records the
+    parser's error code and the turn is consumed (and penalised) like any malformed move.
+    `stats()`: model calls, retries, and turns lost to parse failures since the last reset.
+    For parallel runs the `generate_fn` must survive pickling unless the platform forks.
+    """
+
+    def __init__(self, generate_fn: GenerateFn, *, max_retries: int = 2, name: str = "llm") -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
+        self.generate_fn = generate_fn
+        self.max_retries = max_retries
+        self.name = name
+        self._scenario: NormalizedScenarioPack | None = None
+        self._system_prompt = ""
+        self.reset(0)
+
+    def reset(self, seed: int) -> None:
+        self.calls = 0
+        self.retries = 0
+        self.parse_failures = 0
+
+    def stats(self) -> dict[str, float]:
+        return {
+            "llm_calls": self.calls,
+            "llm_retries": self.retries,
+            "llm_parse_failures": self.parse_failures,
+        }
+
+    def act(self, episode: Episode) -> Move:
+        if episode.scenario is not self._scenario:
+            self._scenario = episode.scenario
+            self._system_prompt = build_scientist_system_prompt(episode.scenario)
+        try:
+            result = call_scientist_with_retry(
+                self.generate_fn,
+                self._system_prompt,
+                episode.scientist_observation(),
+                max_retries=self.max_retries,
+            )
+        except ScientistOutputParseError as error:
+            self.calls += self.max_retries + 1
+            self.retries += self.max_retries
+            self.parse_failures += 1
+            return error.raw_text
+        self.calls += result.metadata.attempt_count
+        self.retries += result.metadata.retry_count
+        return result.action
+
+
+SCIENTISTS: dict[str, Callable[[], Policy]] = {
+    "baseline": BaselineScientist,
+    "random": RandomScientist,
+    "oracle": OracleScientist,
+}
+"""Scientist policies that need no arguments, by the name the CLI uses (`llm` needs a model)."""

@@ -1,0 +1,302 @@
+"""Play a Scientist × Lab Manager pair over a grid of scenarios, in parallel, to a JSONL log.
+
+The runner drives `Episode` directly and knows no rule of the game: it asks the policy whose
+turn it is for a move and steps the episode until it is done.
+
+Reproducibility is the point of a log, so:
+
+- The grid is templates × difficulties × seeds, in that order; the scenario of a cell is
+  `generate_scenario(seed, template, difficulty)`, and each policy's seed is derived from the
+  same triple through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
+- Episodes may run in worker processes (`jobs`), but lines are written in grid order only, one
+  whole line and a flush per episode, so `jobs=2` writes the same bytes as `jobs=1` and a killed
+  run leaves a prefix of whole lines (plus at most one partial line).
+- `resume=True` drops a trailing partial line, keeps the episodes already logged (they must be
+  a prefix of this grid, with the same reward config and round limit) and appends the rest: the
+  finished file equals a clean run's, byte for byte.
+
+Episode ids are `{scenario_id}/{scientist}/{lab_manager}`: unique within a run, stable across runs.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+import numpy as np
+from pydantic import ValidationError
+
+from baselines.policies import GroundedLabManager, Policy, policy_stats, reset_policy
+from replicalab.episode import SCIENTIST, Episode, coerce_action
+from replicalab.models import EpisodeLog
+from replicalab.rewards import RewardConfig, get_preset
+from replicalab.scenarios import DEFAULT_MAX_ROUNDS, DIFFICULTIES, generate_scenario, template_names
+from replicalab.scenarios.registry import check_difficulty, template_key
+
+if sys.platform != "win32":
+    import fcntl
+
+PolicyFactory = Callable[[], Policy]
+"""Builds a fresh policy; a class works. Must pickle for jobs > 1 where processes do not fork."""
+
+
+class Cell(NamedTuple):
+    """One grid point: the scenario `generate_scenario(seed, template, difficulty)`."""
+
+    template: str
+    difficulty: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class Grid:
+    templates: tuple[str, ...]
+    difficulties: tuple[str, ...]
+    seeds: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        known = template_names()
+        for name in self.templates:
+            if name not in known:
+                raise ValueError(f"template: unknown template {name!r}; valid: {', '.join(known)}")
+        for level in self.difficulties:
+            check_difficulty(level)
+        for seed in self.seeds:
+            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+                raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
+        if not (self.templates and self.difficulties and self.seeds):
+            raise ValueError("grid: needs at least one template, difficulty and seed")
+
+    @classmethod
+    def of(
+        cls,
+        templates: Sequence[str] | None = None,
+        difficulties: Sequence[str] | None = None,
+        seeds: int | Sequence[int] = 20,
+        first_seed: int = 0,
+    ) -> Grid:
+        """All registered templates and all difficulties unless named; `seeds` a count or a list."""
+        chosen = range(first_seed, first_seed + seeds) if isinstance(seeds, int) else seeds
+        return cls(tuple(templates or template_names()), tuple(difficulties or DIFFICULTIES), tuple(chosen))
+
+    def cells(self) -> list[Cell]:
+        return [Cell(t, d, s) for t in self.templates for d in self.difficulties for s in self.seeds]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every episode of a run shares besides its policies."""
+
+    reward_config: RewardConfig = field(default_factory=lambda: get_preset("default"))
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    step_cap: int | None = None
+
+
+@dataclass
+class RunResult:
+    logs: list[EpisodeLog]  # one per grid cell, in grid order
+    stats: dict[str, float]  # policy counters summed over the episodes played in this call
+    resumed: int = 0  # episodes taken from the existing file
+
+
+def policy_seed(cell: Cell) -> int:
+    """The seed a policy gets for `cell`: a SeedSequence of (seed, template, difficulty)."""
+    level = DIFFICULTIES.index(check_difficulty(cell.difficulty))
+    entropy = [cell.seed, template_key(cell.template), level]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0])
+
+
+def episode_id(cell: Cell, scientist: str, lab_manager: str) -> str:
+    return f"{cell.template}-{cell.difficulty}-{cell.seed}/{scientist}/{lab_manager}"
+
+
+def play_episode(
+    cell: Cell, scientist: Policy, lab_manager: Policy, settings: Settings | None = None
+) -> EpisodeLog:
+    """Play one episode of `cell` to the end and return its log."""
+    settings = settings or Settings()
+    episode = Episode(
+        generate_scenario(cell.seed, cell.template, cell.difficulty),
+        max_rounds=settings.max_rounds,
+        reward_config=settings.reward_config,
+        step_cap=settings.step_cap,
+    )
+    seed = policy_seed(cell)
+    reset_policy(scientist, seed)
+    reset_policy(lab_manager, seed)
+    while not episode.done:
+        agent = episode.agent_selection
+        policy = scientist if agent == SCIENTIST else lab_manager
+        episode.step(coerce_action(agent, policy.act(episode)))
+    return episode.to_log(episode_id(cell, scientist.name, lab_manager.name))
+
+
+# --------------------------------------------------------------------------- workers
+
+_Outcome = tuple[int, str, dict[str, float], EpisodeLog | None]
+"""Grid index, JSON line, policy counters, and the log itself when played in this process
+(a worker sends the line only: the parent parses it instead of unpickling a model)."""
+_worker: tuple[Policy, Policy, Settings] | None = None
+
+
+def _init_worker(scientist: PolicyFactory, lab_manager: PolicyFactory, settings: Settings) -> None:
+    global _worker
+    _worker = (scientist(), lab_manager(), settings)
+
+
+def _play(indexed: Sequence[tuple[int, Cell]], keep: bool = False) -> list[_Outcome]:
+    assert _worker is not None, "worker used before _init_worker"
+    scientist, lab_manager, settings = _worker
+    out = []
+    for index, cell in indexed:
+        log = play_episode(cell, scientist, lab_manager, settings)
+        stats = policy_stats(scientist)
+        for key, value in policy_stats(lab_manager).items():
+            stats[key] = stats.get(key, 0.0) + value
+        out.append((index, log.model_dump_json(), stats, log if keep else None))
+    return out
+
+
+def _chunks(todo: list[tuple[int, Cell]], jobs: int) -> list[list[tuple[int, Cell]]]:
+    """Small enough to balance the workers and keep grid-order writing flowing."""
+    size = max(1, min(16, len(todo) // (jobs * 8)))
+    return [todo[i : i + size] for i in range(0, len(todo), size)]
+
+
+def _init_pool_worker(scientist: PolicyFactory, lab_manager: PolicyFactory, settings: Settings) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _init_worker(scientist, lab_manager, settings)
+
+
+def _outcomes(
+    todo: list[tuple[int, Cell]], pool: ProcessPoolExecutor | None, jobs: int
+) -> Iterator[_Outcome]:
+    """Outcomes as they finish (any order); in this process when there is no pool."""
+    if pool is None:
+        for item in todo:
+            yield from _play([item], keep=True)
+        return
+    pending: set[Future[list[_Outcome]]] = {pool.submit(_play, c) for c in _chunks(todo, jobs)}
+    while pending:
+        done, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for future in done:
+            yield from future.result()
+
+
+# --------------------------------------------------------------------------- the log file
+
+
+def _open_log(path: Path, stack: ExitStack) -> BinaryIO:
+    """`path` opened for appending (created if missing) and locked against a second writer."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = stack.enter_context(path.open("a+b"))
+    if sys.platform != "win32":
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"{path}: another run is writing to this file") from None
+    return handle
+
+
+def _logged(path: Path, handle: BinaryIO, ids: list[str], settings: Settings) -> list[EpisodeLog]:
+    """The episodes already in the file, checked to be a prefix of this run; a trailing partial
+    line (a run killed mid-write) is cut off, and nothing is touched if the check fails."""
+    handle.seek(0)
+    data = handle.read()
+    whole = data[: data.rfind(b"\n") + 1]
+    logs = []
+    for number, line in enumerate(whole.splitlines(), start=1):
+        try:
+            log = EpisodeLog.model_validate_json(line)
+        except ValidationError:
+            raise ValueError(f"{path}:{number}: not an EpisodeLog line") from None
+        if number > len(ids) or log.episode_id != ids[number - 1]:
+            raise ValueError(
+                f"{path}:{number}: episode {log.episode_id!r} is not the next one of "
+                "this grid; resume only a file written by the same command"
+            )
+        config = settings.reward_config.name
+        if log.reward_config != config or log.max_rounds != settings.max_rounds:
+            raise ValueError(
+                f"{path}:{number}: written with reward config {log.reward_config!r} "
+                f"and {log.max_rounds} rounds; this run uses {config!r} and "
+                f"{settings.max_rounds}"
+            )
+        logs.append(log)
+    handle.truncate(len(whole))
+    return logs
+
+
+def run_grid(
+    grid: Grid,
+    scientist: PolicyFactory,
+    lab_manager: PolicyFactory = GroundedLabManager,
+    *,
+    settings: Settings | None = None,
+    jobs: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    on_episode: Callable[[EpisodeLog], None] | None = None,
+) -> RunResult:
+    """Play every cell of `grid`; write the logs to `out` (JSONL) in grid order if given.
+
+    `on_episode` is called in grid order for every log, resumed ones included (progress bars).
+    Without `resume` an existing `out` is overwritten. Two runs cannot write one file at once.
+    """
+    settings = settings or Settings()
+    if jobs < 1:
+        raise ValueError(f"jobs: must be at least 1, got {jobs}")
+    if resume and out is None:
+        raise ValueError("resume: needs an output file")
+    cells = grid.cells()
+    names = scientist().name, lab_manager().name
+    ids = [episode_id(cell, *names) for cell in cells]
+    logs: list[EpisodeLog] = []
+    totals: dict[str, float] = {}
+    ready: dict[int, _Outcome] = {}
+    with ExitStack() as stack:
+        handle = None
+        if out is not None:
+            handle = _open_log(Path(out), stack)
+            if resume:
+                logs = _logged(Path(out), handle, ids, settings)
+            else:
+                handle.truncate(0)
+        resumed = len(logs)
+        for log in logs:
+            if on_episode is not None:
+                on_episode(log)
+        todo = list(enumerate(cells))[resumed:]
+        pool = None
+        if jobs > 1 and len(todo) > 1:
+            pool = stack.enter_context(
+                ProcessPoolExecutor(
+                    max_workers=jobs,
+                    initializer=_init_pool_worker,
+                    initargs=(scientist, lab_manager, settings),
+                )
+            )
+            stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # on error: stop soon
+        else:
+            _init_worker(scientist, lab_manager, settings)
+        for outcome in _outcomes(todo, pool, jobs):
+            ready[outcome[0]] = outcome
+            while len(logs) in ready:  # write in grid order only
+                _, line, stats, played = ready.pop(len(logs))
+                if handle is not None:
+                    handle.write(line.encode("utf-8") + b"\n")
+                    handle.flush()
+                log = played if played is not None else EpisodeLog.model_validate_json(line)
+                logs.append(log)
+                for key, value in stats.items():
+                    totals[key] = totals.get(key, 0.0) + value
+                if on_episode is not None:
+                    on_episode(log)
+    return RunResult(logs=logs, stats=totals, resumed=resumed)

@@ -1,0 +1,53 @@
+"""Every script in examples/ runs as `python examples/NAME.py` and prints what it promises."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+# What each script's output must show, as regular expressions.
+PROMISES = {
+    "01_baseline_episode.py": [
+        r"Scenario ml_benchmark-hard-7: ",
+        r"\[round 1\] scientist propose_protocol",
+        r"\[round 1\] lab_manager (accept|suggest_alternative|reject|report_feasibility)",
+        r"scientist accept",
+        r"Verdict: (agreement|accept_without_consent|round_limit)",
+        r"judge total \d+\.\d+ = 10 x rigor",
+    ],
+    "02_aec_rollout.py": [
+        r"episode 0: \w+-(easy|medium)-\d+, verdict \w+, 0 invalid moves, scientist return [+-]",
+        r"episode 2: .*lab_manager return [+-]\d",
+    ],
+    "03_gym_random_agent.py": [
+        r"episode 0: \d+ steps, return [+-]\d+\.\d\d, verdict \w+",
+        r"episode 4: ",
+    ],
+    "04_reward_shaping.py": [
+        r"sparse\s+baseline\s+\+\d",
+        r"default\s+random\s+[+-]\d.*no_agreement",
+        r"potential\s+baseline.*shaping",
+    ],
+}
+
+
+def test_every_example_has_promises() -> None:
+    assert sorted(PROMISES) == [path.name for path in EXAMPLES]
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=lambda path: path.name)
+def test_example_runs_and_prints_what_it_promises(script: Path) -> None:
+    assert len(script.read_text().splitlines()) < 60
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    for pattern in PROMISES[script.name]:
+        assert re.search(pattern, result.stdout), (pattern, result.stdout)
