@@ -10,6 +10,7 @@ Run: `.venv/bin/python -m benchmarks.bench_env` (one core; medians of repeated t
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -100,6 +101,8 @@ def episodes_per_second(n: int = 600) -> float:
 
 
 def main() -> None:
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the targets are per core
     vec, action = _revision()
     env_round = statistics.median(time_rounds_env(vec) for _ in range(REPEATS))
     domain_round = statistics.median(time_rounds_domain(action) for _ in range(REPEATS))

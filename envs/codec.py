@@ -83,14 +83,20 @@ GENERIC_TECHNIQUE = "replication of the published method"
 _OFFSETS = np.concatenate([[0], np.cumsum(SCIENTIST_NVEC)[:-1]])
 
 
+_vocabulary_cache: dict[tuple[str, tuple[str, ...]], tuple[object, list[str], list[str]]] = {}
+
+
 def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]]:
     """(techniques, controls) whose slots a structured Scientist picks from, fixed per template."""
-    reviews = [c.term for c in scenario.constraints if c.kind == "required_review" and c.term]
+    reviews = tuple(c.term for c in scenario.constraints if c.kind == "required_review" and c.term)
     try:
         data = get_template(scenario.template)
     except ValueError:  # a pack loaded from a file whose template is not registered
         return [GENERIC_TECHNIQUE], list(dict.fromkeys([*reviews, *GENERIC_CONTROLS]))
-    techniques = list(dict.fromkeys(case.technique for case in data.cases))
+    cached = _vocabulary_cache.get((scenario.template, reviews))
+    if cached is not None and cached[0] is data:  # computed once per template (and review set)
+        return cached[1], cached[2]
+    techniques = list(dict.fromkeys(case.technique for case in data.cases))[:MAX_TECHNIQUES]
     controls = list(
         dict.fromkeys(
             [
@@ -100,8 +106,9 @@ def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]
                 *GENERIC_CONTROLS,
             ]
         )
-    )
-    return techniques[:MAX_TECHNIQUES], controls[:MAX_CONTROLS]
+    )[:MAX_CONTROLS]
+    _vocabulary_cache[scenario.template, reviews] = (data, techniques, controls)
+    return techniques, controls
 
 
 _NVEC = SCIENTIST_NVEC.tolist()

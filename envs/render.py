@@ -11,6 +11,24 @@ import textwrap
 from replicalab.episode import Episode
 
 _ROLE = {"scientist": "Scientist", "lab_manager": "Lab Manager", "system": "System"}
+RENDER_MODES = ("ansi", "human")
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode: must be one of {list(RENDER_MODES)}, got {render_mode!r}")
+    return render_mode
+
+
+def render(render_mode: str | None, episode: Episode | None) -> str | None:
+    """What every front's `render()` does: the transcript as text ("ansi") or printed ("human")."""
+    if render_mode is None or episode is None:
+        return None
+    text = render_transcript(episode)
+    if render_mode == "human":
+        print(text)
+        return None
+    return text
 
 
 def render_transcript(episode: Episode, width: int = 100) -> str:

@@ -59,7 +59,7 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv, ParallelEnv
 
 from envs import codec
-from envs.render import render_transcript
+from envs.render import RENDER_MODES, check_render_mode, render
 from envs.spaces import (
     fit_text,
     lab_manager_action_space,
@@ -236,31 +236,40 @@ def env(**kwargs: Any) -> raw_env:
     return raw_env(**kwargs)
 
 
-class raw_env(AECEnv[str, dict[str, Any], Any]):
-    metadata: ClassVar[dict[str, Any]] = {
-        "name": "replicalab_v0",
-        "render_modes": ["ansi", "human"],
-        "is_parallelizable": True,
-    }
+class _Front:
+    """What the AEC and the parallel env share: one Session, its spaces, and rendering."""
 
-    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode: must be one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
-        self.render_mode = render_mode
+    def _attach(self, render_mode: str | None, kwargs: dict[str, Any]) -> None:
+        self.render_mode = check_render_mode(render_mode)
         self.session = Session(**kwargs)
         self.possible_agents = list(AGENTS)
-        self.action_spaces = self.session.action_spaces
         self.observation_spaces = self.session.observation_spaces
-        self._started = False
+        self.action_spaces = self.session.action_spaces
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space[Any]:
         return self.action_spaces[agent]
+
+    def render(self) -> str | None:
+        return render(self.render_mode, self.session.episode)
+
+    def close(self) -> None:
+        pass
+
+
+class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
+    metadata: ClassVar[dict[str, Any]] = {
+        "name": "replicalab_v0",
+        "render_modes": list(RENDER_MODES),
+        "is_parallelizable": True,
+    }
+
+    def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
+        super().__init__()
+        self._attach(render_mode, kwargs)
+        self._started = False
 
     @property
     def episode(self) -> Episode:
@@ -313,20 +322,8 @@ class raw_env(AECEnv[str, dict[str, Any], Any]):
         if self.render_mode == "human":
             self.render()
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            return None
-        text = render_transcript(self.episode)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
 
-    def close(self) -> None:
-        pass
-
-
-class parallel_raw_env(ParallelEnv[str, dict[str, Any], Any]):
+class parallel_raw_env(_Front, ParallelEnv[str, dict[str, Any], Any]):
     """One parallel step is one round: the Scientist's move, then (if the episode goes on) the
     Lab Manager's. Both act on the observations of the round's start; the Lab Manager's action
     is interpreted against the protocol the Scientist has just put on the table."""
@@ -334,22 +331,8 @@ class parallel_raw_env(ParallelEnv[str, dict[str, Any], Any]):
     metadata: ClassVar[dict[str, Any]] = raw_env.metadata
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode: must be one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
-        self.render_mode = render_mode
-        self.session = Session(**kwargs)
-        self.possible_agents = list(AGENTS)
+        self._attach(render_mode, kwargs)
         self.agents: list[str] = []
-        self.observation_spaces = self.session.observation_spaces
-        self.action_spaces = self.session.action_spaces
-
-    def observation_space(self, agent: str) -> spaces.Space[Any]:
-        return self.observation_spaces[agent]
-
-    def action_space(self, agent: str) -> spaces.Space[Any]:
-        return self.action_spaces[agent]
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
@@ -395,18 +378,6 @@ class parallel_raw_env(ParallelEnv[str, dict[str, Any], Any]):
         if self.render_mode == "human":
             self.render()
         return observations, rewards, terminations, truncations, infos
-
-    def render(self) -> str | None:
-        if self.render_mode is None or self.session.episode is None:
-            return None
-        text = render_transcript(self.session.episode)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
-
-    def close(self) -> None:
-        pass
 
 
 def parallel_env(**kwargs: Any) -> parallel_raw_env:

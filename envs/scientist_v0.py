@@ -40,20 +40,16 @@ from typing import Any
 
 import gymnasium as gym
 
-from envs.render import render_transcript
+from envs.render import RENDER_MODES, check_render_mode, render
 from envs.replicalab_v0 import Session
 from replicalab.episode import SCIENTIST
 
 
 class ScientistEnv(gym.Env[dict[str, Any], Any]):
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 1}  # noqa: RUF012 - Gymnasium's convention
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 1}  # noqa: RUF012 - Gymnasium's convention
 
     def __init__(self, render_mode: str | None = None, **kwargs: Any) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode: must be one of {self.metadata['render_modes']}, got {render_mode!r}"
-            )
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self.session = Session(**kwargs)
         self.action_space = self.session.action_spaces[SCIENTIST]
         self.observation_space = self.session.observation_spaces[SCIENTIST]
@@ -86,10 +82,4 @@ class ScientistEnv(gym.Env[dict[str, Any], Any]):
         return self.session.observe(SCIENTIST), reward, episode.terminated, episode.truncated, info
 
     def render(self) -> str | None:
-        if self.render_mode is None or self.session.episode is None:
-            return None
-        text = render_transcript(self.session.episode)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return render(self.render_mode, self.session.episode)

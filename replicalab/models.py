@@ -24,6 +24,7 @@ class Contract(BaseModel):
 
 
 M = TypeVar("M", bound=BaseModel)
+_FIELD_ORDER: dict[type[BaseModel], tuple[str, ...]] = {}
 
 
 def construct(cls: type[M], **values: Any) -> M:
@@ -35,8 +36,10 @@ def construct(cls: type[M], **values: Any) -> M:
     byte-identical to a validated one. Much cheaper than `model_construct`, which walks the
     fields in Python.
     """
-    order = cls.__pydantic_fields__
-    if list(values) != list(order):
+    order = _FIELD_ORDER.get(cls)
+    if order is None:
+        order = _FIELD_ORDER[cls] = tuple(cls.__pydantic_fields__)
+    if tuple(values) != order:
         values = {name: values[name] for name in order}
     obj = cls.__new__(cls)
     object.__setattr__(obj, "__dict__", values)
