@@ -15,6 +15,7 @@ evaluate: $(BIN)/replicalab
 
 test: $(BIN)/replicalab
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/pytest
 

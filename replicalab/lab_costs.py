@@ -5,10 +5,11 @@ from __future__ import annotations
 from replicalab.models import Protocol
 
 
-def estimate_protocol_cost(protocol: Protocol) -> float:
-    """Credits a protocol consumes (the seed's formula, verbatim)."""
+def estimate_protocol_cost(protocol: Protocol, sample_size: int | None = None) -> float:
+    """Credits a protocol consumes (the seed's formula, verbatim), or would consume with
+    `sample_size` samples instead of its own (what the fixer's halving asks)."""
     return float(
-        protocol.sample_size * 10
+        (protocol.sample_size if sample_size is None else sample_size) * 10
         + protocol.duration_days * 50
         + len(protocol.controls) * 25
         + len(protocol.required_equipment) * 100

@@ -104,9 +104,13 @@ def content_words(text: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8192)
-def _spaced(text: str) -> str:
+def spaced(text: str) -> str:
     """The words of `text` joined by single spaces and framed by spaces: a whole-word phrase
-    occurs in `text` exactly when its own spaced form is a substring of this one."""
+    occurs in `text` exactly when its own spaced form is a substring of this one.
+
+    Spaced texts concatenated meet at a double space, which no phrase's spaced form holds, so
+    a phrase occurs in one of several texts exactly when it occurs in `"".join(map(spaced, texts))`.
+    """
     return " " + " ".join(words(text)) + " "
 
 
@@ -120,8 +124,13 @@ def _find(phrase: tuple[str, ...], tokens: tuple[str, ...]) -> list[int]:
 
 def mentions(phrase: str, text: str) -> bool:
     """True when `phrase` occurs in `text` as a whole-word sequence."""
-    needle = _spaced(phrase)
-    return needle != "  " and needle in _spaced(text)
+    return occurs(phrase, spaced(text))
+
+
+def occurs(phrase: str, spaced_text: str) -> bool:
+    """`mentions` against a text already `spaced` (or several, concatenated)."""
+    needle = spaced(phrase)
+    return needle != "  " and needle in spaced_text
 
 
 def affirmed(phrase: str, text: str) -> bool:

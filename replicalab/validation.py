@@ -10,21 +10,11 @@ Errors are what a check must fail on; warnings are what a careful reviewer would
 from __future__ import annotations
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
+from replicalab.memo import IdentityMemo
 from replicalab.models import Constraint, Protocol, ValidationIssue, ValidationResult, construct
 from replicalab.scenarios.types import NormalizedScenarioPack
-from replicalab.text import affirmed, content_words, mentions
+from replicalab.text import affirmed, content_words, occurs, spaced
 
-# Constraint kinds by the dimension that enforces them.
-_CONSTRAINT_DIMENSION = {
-    "max_duration_days": "schedule",
-    "max_budget": "budget",
-    "max_staff": "staff",
-    "min_sample_size": "protocol",
-    "max_sample_size": "protocol",
-    "min_controls": "protocol",
-    "required_review": "protocol",
-    "forbidden_practice": "policy",
-}
 _REFERENCE_COVERAGE = 0.5  # share of an element's content words the plan must mention
 
 
@@ -43,43 +33,132 @@ def plan_texts(protocol: Protocol) -> list[str]:
     return [protocol.technique, protocol.rationale, *protocol.controls]
 
 
-def _constraint_issue(c: Constraint, protocol: Protocol) -> ValidationIssue | None:
-    """An issue when `protocol` violates `c`, naming it; None when it complies."""
-    q = c.quantity if c.quantity is not None else 0.0
-    violated: str | None = None
-    if c.kind == "max_duration_days" and protocol.duration_days > q:
-        violated = f"duration {protocol.duration_days} days exceeds the limit of {q:g} days"
-    elif c.kind == "max_budget":
-        cost = estimate_protocol_cost(protocol)
-        if cost > q:
-            violated = f"estimated cost {cost:g} exceeds the budget of {q:g} credits"
-    elif c.kind == "max_staff":
-        load = estimate_staff_load(protocol)
-        if load > q:
-            violated = f"needs {load} staff but at most {q:g} are available"
-    elif c.kind == "min_sample_size" and protocol.sample_size < q:
-        violated = f"sample size {protocol.sample_size} is below the minimum of {q:g}"
-    elif c.kind == "max_sample_size" and protocol.sample_size > q:
-        violated = f"sample size {protocol.sample_size} is above the preferred cap of {q:g}"
-    elif c.kind == "min_controls" and len(set(protocol.controls)) < q:
-        violated = f"{len(set(protocol.controls))} distinct controls, at least {q:g} required"
-    elif c.kind == "required_review" and c.term:
-        if not any(mentions(c.term, control) for control in protocol.controls):
-            violated = f"no control includes the {c.term}"
-    elif (
-        c.kind == "forbidden_practice"
-        and c.term
-        and any(affirmed(c.term, text) for text in plan_texts(protocol))
-    ):
-        violated = f"the plan uses a forbidden practice: {c.term}"
-    if violated is None:
+class _Plan:
+    """The protocol's texts in the spaced form phrase tests read, each joined once on first use
+    (one protocol meets several review and forbidden-practice constraints)."""
+
+    __slots__ = ("_controls", "_texts", "protocol")
+
+    def __init__(self, protocol: Protocol) -> None:
+        self.protocol = protocol
+        self._controls: str | None = None
+        self._texts: str | None = None
+
+    def _controls_text(self) -> str:
+        if self._controls is None:
+            self._controls = "".join(map(spaced, self.protocol.controls))
+        return self._controls
+
+    def controls_mention(self, phrase: str) -> bool:
+        return occurs(phrase, self._controls_text())
+
+    def affirms(self, phrase: str) -> bool:
+        """Some plan text names `phrase` without negating it (a cheap whole-plan test first)."""
+        if self._texts is None:
+            protocol = self.protocol
+            self._texts = spaced(protocol.technique) + spaced(protocol.rationale) + self._controls_text()
+        if not occurs(phrase, self._texts):
+            return False
+        return any(affirmed(phrase, text) for text in plan_texts(self.protocol))
+
+
+def _max_duration(c: Constraint, q: float, plan: _Plan) -> str | None:
+    days = plan.protocol.duration_days
+    return f"duration {days} days exceeds the limit of {q:g} days" if days > q else None
+
+
+def _max_budget(c: Constraint, q: float, plan: _Plan) -> str | None:
+    cost = estimate_protocol_cost(plan.protocol)
+    return f"estimated cost {cost:g} exceeds the budget of {q:g} credits" if cost > q else None
+
+
+def _max_staff(c: Constraint, q: float, plan: _Plan) -> str | None:
+    load = estimate_staff_load(plan.protocol)
+    return f"needs {load} staff but at most {q:g} are available" if load > q else None
+
+
+def _min_sample(c: Constraint, q: float, plan: _Plan) -> str | None:
+    n = plan.protocol.sample_size
+    return f"sample size {n} is below the minimum of {q:g}" if n < q else None
+
+
+def _max_sample(c: Constraint, q: float, plan: _Plan) -> str | None:
+    n = plan.protocol.sample_size
+    return f"sample size {n} is above the preferred cap of {q:g}" if n > q else None
+
+
+def _min_controls(c: Constraint, q: float, plan: _Plan) -> str | None:
+    distinct = len(set(plan.protocol.controls))
+    return f"{distinct} distinct controls, at least {q:g} required" if distinct < q else None
+
+
+def _required_review(c: Constraint, q: float, plan: _Plan) -> str | None:
+    if not c.term or plan.controls_mention(c.term):
         return None
-    severity = "error" if c.hard else "warning"
-    label = "hard" if c.hard else "soft"
-    return _issue(severity, _CONSTRAINT_DIMENSION[c.kind], f"{c.id} ({label}): {violated}", c.id)
+    return f"no control includes the {c.term}"
 
 
-def _item_issues(protocol: Protocol, scenario: NormalizedScenarioPack, kind: str) -> list[ValidationIssue]:
+def _forbidden_practice(c: Constraint, q: float, plan: _Plan) -> str | None:
+    if not c.term or not plan.affirms(c.term):
+        return None
+    return f"the plan uses a forbidden practice: {c.term}"
+
+
+# Constraint kind -> (the dimension that enforces it, the test that says how it is violated).
+_CONSTRAINT_RULES = {
+    "max_duration_days": ("schedule", _max_duration),
+    "max_budget": ("budget", _max_budget),
+    "max_staff": ("staff", _max_staff),
+    "min_sample_size": ("protocol", _min_sample),
+    "max_sample_size": ("protocol", _max_sample),
+    "min_controls": ("protocol", _min_controls),
+    "required_review": ("protocol", _required_review),
+    "forbidden_practice": ("policy", _forbidden_practice),
+}
+
+
+def _constraint_issues(constraints: list[Constraint], plan: _Plan) -> list[ValidationIssue]:
+    """One issue per constraint the plan violates, naming it, in the constraints' order."""
+    issues = []
+    for c in constraints:
+        rule = _CONSTRAINT_RULES.get(c.kind)
+        if rule is None:  # not a kind the contract allows: nothing to enforce
+            continue
+        dimension, violation = rule
+        violated = violation(c, c.quantity if c.quantity is not None else 0.0, plan)
+        if violated is not None:
+            severity, label = ("error", "hard") if c.hard else ("warning", "soft")
+            issues.append(_issue(severity, dimension, f"{c.id} ({label}): {violated}", c.id))
+    return issues
+
+
+Providers = tuple[tuple[str, frozenset[str]], ...]
+"""Per essential item: its name and the lower-cased names that provide it (its own and those of
+its available allowed substitutes)."""
+
+_providers: IdentityMemo[dict[str, Providers]] = IdentityMemo(weak=True)
+
+
+def _essentials(scenario: NormalizedScenarioPack) -> dict[str, Providers]:
+    """Item kind -> the providers of each essential item of that kind, derived once per pack."""
+    found = _providers.get((scenario,))
+    if found is None:
+        by_kind: dict[str, list[tuple[str, frozenset[str]]]] = {}
+        for item in scenario.resources:
+            if item.essential:
+                key = item.name.lower()
+                names = [key, *(alt.lower() for alt in scenario.substitutes.get(key, ()))]
+                by_kind.setdefault(item.kind, []).append((item.name, frozenset(names)))
+        found = _providers.put((scenario,), {kind: tuple(items) for kind, items in by_kind.items()})
+    return found
+
+
+def _item_issues(
+    protocol: Protocol,
+    scenario: NormalizedScenarioPack,
+    kind: str,
+    essentials: Providers,
+) -> list[ValidationIssue]:
     requested = protocol.required_equipment if kind == "equipment" else protocol.required_reagents
     dimension = "equipment" if kind == "equipment" else "reagents"
     unavailable_word = "booked" if kind == "equipment" else "out of stock"
@@ -110,14 +189,9 @@ def _item_issues(protocol: Protocol, scenario: NormalizedScenarioPack, kind: str
                         f"{name} is {unavailable_word} and has no allowed substitute",
                     )
                 )
-    for item in scenario.resources:
-        if item.kind != kind or not item.essential or item.name.lower() in asked:
-            continue
-        alternatives = scenario.substitutes.get(item.name.lower(), [])
-        if not any(alt.lower() in asked for alt in alternatives):
-            issues.append(
-                _issue("error", dimension, f"the method needs {item.name} (or an allowed substitute)")
-            )
+    for name, providers in essentials:
+        if providers.isdisjoint(asked):
+            issues.append(_issue("error", dimension, f"the method needs {name} (or an allowed substitute)"))
     return issues
 
 
@@ -142,22 +216,21 @@ def validate_protocol(
         issues.append(_issue("error", "protocol", "technique is missing"))
     if not protocol.controls:
         issues.append(_issue("warning", "protocol", "no controls: results cannot be compared"))
-    for constraint in scenario.constraints:
-        found = _constraint_issue(constraint, protocol)
-        if found is not None:
-            issues.append(found)
-    over_time = protocol.duration_days > scenario.lab.time_limit_days
-    if over_time and not any(i.category == "schedule" and i.severity == "error" for i in issues):
+    issues += _constraint_issues(scenario.constraints, _Plan(protocol))
+    time_limit = scenario.lab.time_limit_days
+    if protocol.duration_days > time_limit and not any(
+        i.category == "schedule" and i.severity == "error" for i in issues
+    ):
         issues.append(
             _issue(
                 "error",
                 "schedule",
-                f"duration {protocol.duration_days} days is over the lab's time limit "
-                f"of {scenario.lab.time_limit_days} days",
+                f"duration {protocol.duration_days} days is over the lab's time limit of {time_limit} days",
             )
         )
-    issues.extend(_item_issues(protocol, scenario, "equipment"))
-    issues.extend(_item_issues(protocol, scenario, "reagent"))
+    essentials = _essentials(scenario)
+    issues += _item_issues(protocol, scenario, "equipment", essentials.get("equipment", ()))
+    issues += _item_issues(protocol, scenario, "reagent", essentials.get("reagent", ()))
     if include_reference:
         seen = frozenset().union(*(content_words(text) for text in plan_texts(protocol)))
         for element in scenario.hidden_reference_spec.required_elements:

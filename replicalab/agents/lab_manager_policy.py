@@ -80,7 +80,6 @@ _estimate_staff_load = estimate_staff_load
 _MAX_HALVINGS = 10
 _ITEM_FIELD = {"equipment": "required_equipment", "reagent": "required_reagents"}
 _UNAVAILABLE = {"equipment": "booked", "reagent": "out of stock"}
-_FLAGS = tuple((dim, f"{dim}_ok") for dim in FEASIBILITY_DIMENSIONS)  # LabManagerAction fields
 _PASS = DimensionCheck()  # shared by every passing dimension (values are frozen: never mutate)
 
 
@@ -314,11 +313,9 @@ def _halve_to_budget(protocol: Protocol, limits: _Limits, changes: list[Suggesti
     size = protocol.sample_size
     if cost <= limits.budget or size <= limits.min_samples:
         return protocol
-    revised = protocol
     for _ in range(_MAX_HALVINGS):
         size = max(limits.min_samples, size // 2)
-        revised = _with(revised, sample_size=size)
-        if size == limits.min_samples or _estimate_protocol_cost(revised) <= limits.budget:
+        if size == limits.min_samples or _estimate_protocol_cost(protocol, size) <= limits.budget:
             break
     changes.append(
         _change(
@@ -329,7 +326,7 @@ def _halve_to_budget(protocol: Protocol, limits: _Limits, changes: list[Suggesti
             "fewer samples: less statistical power",
         )
     )
-    return revised
+    return _with(protocol, sample_size=size)
 
 
 def _revise(
@@ -380,9 +377,9 @@ def suggest_alternative(
     _require(protocol, Protocol, "protocol")
     _require(check_result, FeasibilityCheckResult, "check_result")
     _require(scenario, NormalizedScenarioPack, "scenario")
-    before = check_result.failed_dimensions
-    if not before:
+    if check_result.feasible:
         return None
+    before = check_result.failed_dimensions
     revised, changes = _revise(protocol, check_result, scenario, add_missing=True)
     post = check_feasibility(revised, scenario) if changes else check_result
     after = post.failed_dimensions
@@ -408,9 +405,9 @@ def _select_lab_manager_action_type(
     check: FeasibilityCheckResult, suggestion: AlternativeSuggestion | None
 ) -> LabManagerActionType:
     """The seed's table, read top to bottom; its last row is the case the table leaves open."""
-    failed = check.failed_dimensions
-    if not failed:
+    if check.feasible:
         return LabManagerActionType.ACCEPT
+    failed = check.failed_dimensions
     lab_fails = any(dim in LAB_DIMENSIONS for dim in failed)
     if suggestion is None:
         return LabManagerActionType.REJECT if lab_fails else LabManagerActionType.REPORT_FEASIBILITY
@@ -483,18 +480,39 @@ def compose_lab_manager_response(
     suggested = None
     if action_type is LabManagerActionType.SUGGEST_ALTERNATIVE and suggestion is not None:
         suggested = suggestion.revised_protocol
-    render = explanation_renderer or _default_explanation
-    flags = {flag: getattr(check_result, dim).ok for dim, flag in _FLAGS}
-    # Validated, not constructed: a renderer's text is untrusted, and the action enters the env.
-    return LabManagerAction.model_validate(
-        {
-            **flags,
-            "action_type": action_type,
-            "feasible": all(flags.values()),
-            "suggested_protocol": suggested,
-            "explanation": render(action_type, check_result, suggestion),
-        }
+    explanation = (explanation_renderer or _default_explanation)(action_type, check_result, suggestion)
+    flags = check_result.flags
+    protocol_ok, budget_ok, equipment_ok, reagents_ok, schedule_ok, staff_ok, policy_ok = flags
+    # Only a renderer's text can break the contract; the rest keeps its rules by construction:
+    # `feasible` is the AND of the flags, the table accepts only when all pass and rejects only
+    # when one fails, and a protocol is suggested exactly with suggest_alternative.
+    make = construct if _is_clean_text(explanation) else _validated
+    return make(
+        LabManagerAction,
+        action_type=action_type,
+        feasible=all(flags),
+        protocol_ok=protocol_ok,
+        budget_ok=budget_ok,
+        equipment_ok=equipment_ok,
+        reagents_ok=reagents_ok,
+        schedule_ok=schedule_ok,
+        staff_ok=staff_ok,
+        policy_ok=policy_ok,
+        suggested_protocol=suggested,
+        explanation=explanation,
     )
+
+
+def _validated(cls: type[LabManagerAction], **values: object) -> LabManagerAction:
+    """`model_validate` with `construct`'s signature, for a text validation must strip or refuse
+    (it raises the contract's own error)."""
+    return cls.model_validate(values)
+
+
+def _is_clean_text(text: object) -> bool:
+    """A str that validation would keep as it is: non-empty, nothing to strip at either end
+    (whatever pydantic strips, `str.isspace` counts as space)."""
+    return type(text) is str and text != "" and not text[0].isspace() and not text[-1].isspace()
 
 
 def respond(

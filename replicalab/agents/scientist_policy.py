@@ -37,6 +37,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import Field, ValidationError
 
+from replicalab.memo import IdentityMemo
 from replicalab.models import (
     Constraint,
     Contract,
@@ -47,9 +48,10 @@ from replicalab.models import (
     ScientistAction,
     ScientistActionType,
     ScientistObservation,
+    construct,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
-from replicalab.text import mentions, words
+from replicalab.text import mentions, occurs, spaced, words
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -616,19 +618,69 @@ class _Brief(NamedTuple):
     forbidden: tuple[str, ...]  # terms no part of the protocol may name
 
 
+class _Opening(NamedTuple):
+    """The fields of the baseline's first proposal (lists are copied into each action)."""
+
+    technique: str
+    sample_size: int
+    duration_days: int
+    controls: tuple[str, ...]
+    equipment: tuple[str, ...]
+    reagents: tuple[str, ...]
+    rationale: str
+
+
+class _Scene(NamedTuple):
+    """What the baseline derives from the scenario part of an observation, once per episode."""
+
+    brief: _Brief
+    table: dict[str, str]  # lower-cased unavailable item -> its first available substitute
+    opening: _Opening
+
+
 def build_baseline_scientist_action(observation: ScientistObservation) -> ScientistAction:
     """The seed's decision tree: propose first; then accept at the round limit, revise on a
     blocker in the latest Lab Manager reply, and accept otherwise."""
     protocol = observation.current_protocol
     if protocol is None:
-        return _propose(observation, _read_brief(observation.constraints))
+        opening = _scene(observation).opening
+        return _protocol_action(
+            ScientistActionType.PROPOSE_PROTOCOL,
+            opening.technique,
+            opening.sample_size,
+            opening.duration_days,
+            list(opening.controls),
+            list(opening.equipment),
+            list(opening.reagents),
+            opening.rationale,
+        )
     if observation.round_number >= observation.max_rounds:
         return _ACCEPT
     history = observation.conversation_history
     latest = next((e for e in reversed(history) if e.role == "lab_manager"), None)
     if latest is not None and _feedback_indicates_blocker(latest):
-        return _revise(observation, protocol, _read_brief(observation.constraints))
+        return _revise(observation, protocol, _scene(observation))
     return _ACCEPT
+
+
+# Every observation of an episode shares the pack's lists, so a scene is derived once per episode.
+_scenes: IdentityMemo[_Scene] = IdentityMemo(weak=False)
+
+
+def _scene(observation: ScientistObservation) -> _Scene:
+    sources = (
+        observation.constraints,
+        observation.resources,
+        observation.substitutions,
+        observation.paper,
+        observation.experiment_goal,
+    )
+    scene = _scenes.get(sources)
+    if scene is None:
+        brief = _read_brief(observation.constraints)
+        table = _substitute_table(observation)
+        scene = _scenes.put(sources, _Scene(brief, table, _opening(observation, brief, table)))
+    return scene
 
 
 def _infer_domain(observation: ScientistObservation) -> str:
@@ -638,12 +690,14 @@ def _infer_domain(observation: ScientistObservation) -> str:
     in mathematics.
     """
     paper = observation.paper
-    fields = (paper.title, paper.hypothesis, paper.method, paper.key_finding)
-    return _domain_of(" ".join((*fields, observation.experiment_goal)))
+    return _domain_of(
+        paper.title, paper.hypothesis, paper.method, paper.key_finding, observation.experiment_goal
+    )
 
 
-@lru_cache(maxsize=1024)  # a paper keeps its domain for a whole episode
-def _domain_of(text: str) -> str:
+@lru_cache(maxsize=1024)  # a paper keeps its domain for a whole episode, and recurs across them
+def _domain_of(*fields: str) -> str:
+    text = " ".join(fields)
     ml, finance = _hint_count(_ML, text), _hint_count(_FINANCE, text)
     if max(ml, finance) == 0 or max(ml, finance) < _hint_count(_MATH, text):
         return "mathematics"
@@ -664,20 +718,20 @@ def _read_brief(constraints: list[Constraint]) -> _Brief:
     reviews: list[str] = []
     forbidden: list[str] = []
     for c in constraints:
-        q = c.quantity
-        if c.kind == "required_review" and c.term:
+        kind, q = c.kind, c.quantity
+        if kind == "required_review" and c.term:
             reviews.append(c.term)
-        elif c.kind == "forbidden_practice" and c.term:
+        elif kind == "forbidden_practice" and c.term:
             forbidden.append(c.term)
         elif q is None:
             continue
-        elif c.kind == "min_sample_size":
+        elif kind == "min_sample_size":
             min_sample = max(min_sample or 0, math.ceil(q))
-        elif c.kind == "max_sample_size":
+        elif kind == "max_sample_size":
             max_sample = _tighter(max_sample, math.floor(q))
-        elif c.kind == "max_duration_days":
+        elif kind == "max_duration_days":
             max_duration = _tighter(max_duration, math.floor(q))
-        elif c.kind == "min_controls":
+        elif kind == "min_controls":
             min_controls = max(min_controls, math.ceil(q))
     return _Brief(min_sample, max_sample, max_duration, min_controls, tuple(reviews), tuple(forbidden))
 
@@ -701,16 +755,17 @@ def _allowed(items: Iterable[str], forbidden: tuple[str, ...]) -> list[str]:
     kept = []
     for item in items:
         key = item.lower()
-        if key not in seen and not any(_names(term, item) for term in forbidden):
+        if key not in seen and not (forbidden and _names_any(forbidden, item)):
             seen.add(key)
             kept.append(item)
     return kept
 
 
-def _names(term: str, text: str) -> bool:
-    """`mentions`, after a cheap test that the term's first word occurs at all."""
-    head = words(term)
-    return bool(head) and head[0] in words(text) and mentions(term, text)
+@lru_cache(maxsize=4096)  # items and terms come from the templates' small vocabulary
+def _names_any(terms: tuple[str, ...], text: str) -> bool:
+    """Whether `text` mentions any of `terms` (as whole words)."""
+    spaced_text = spaced(text)
+    return any(occurs(term, spaced_text) for term in terms)
 
 
 def _substitute_table(observation: ScientistObservation) -> dict[str, str]:
@@ -731,7 +786,7 @@ def _swap(items: Iterable[str], table: dict[str, str], swaps: list[str]) -> list
     """
     result = []
     for item in items:
-        alternative = table.get(item.lower())
+        alternative = table.get(item.lower()) if table else None
         if alternative is not None:
             swaps.append(f"{alternative} for {item}")
             item = alternative
@@ -743,9 +798,20 @@ def _essentials(observation: ScientistObservation, kind: str) -> list[str]:
     return [r.name for r in observation.resources if r.essential and r.kind == kind]
 
 
-def _with_reviews(controls: list[str], brief: _Brief) -> list[str]:
-    missing = [r for r in brief.reviews if not any(_names(r, c) for c in controls)]
-    return _allowed([*controls, *missing], brief.forbidden)
+def _with_reviews(controls: Iterable[str], reviews: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
+    """`controls`, then each required review none of them names, all passed through `_allowed`."""
+    controls = list(controls)
+    text = "".join(map(spaced, controls))  # one text for all: see `spaced`
+    missing = [r for r in reviews if not occurs(r, text)]
+    return _allowed([*controls, *missing], forbidden)
+
+
+@lru_cache(maxsize=1024)  # the terms come from the paper's case, which recurs across episodes
+def _opening_controls(
+    defaults: tuple[str, ...], n_defaults: int, reviews: tuple[str, ...], forbidden: tuple[str, ...]
+) -> tuple[str, ...]:
+    """The first `n_defaults` allowed default controls, then the required reviews."""
+    return tuple(_with_reviews(_allowed(defaults, forbidden)[:n_defaults], reviews, forbidden))
 
 
 def _protocol_action(
@@ -759,7 +825,8 @@ def _protocol_action(
     rationale: str,
 ) -> ScientistAction:
     # Every part comes from validated models or is built non-empty here: skip re-validation.
-    return ScientistAction.model_construct(
+    return construct(
+        ScientistAction,
         action_type=kind,
         sample_size=sample_size,
         controls=controls,
@@ -772,14 +839,11 @@ def _protocol_action(
     )
 
 
-def _propose(observation: ScientistObservation, brief: _Brief) -> ScientistAction:
+def _opening(observation: ScientistObservation, brief: _Brief, table: dict[str, str]) -> _Opening:
     plan = _DOMAIN_PLANS[_infer_domain(observation)]
     swaps: list[str] = []
-    table = _substitute_table(observation)
     equipment = _swap(_essentials(observation, "equipment"), table, swaps)
     reagents = _swap(_essentials(observation, "reagent"), table, swaps)
-    n_defaults = max(2, brief.min_controls - len(brief.reviews))
-    controls = _with_reviews(_allowed(plan.controls, brief.forbidden)[:n_defaults], brief)
     sample_size = _fit_sample(_DEFAULT_SAMPLE_SIZE, brief)
     duration = _DEFAULT_DURATION_DAYS if brief.max_duration is None else max(brief.max_duration, 0)
     rationale = (
@@ -788,28 +852,29 @@ def _propose(observation: ScientistObservation, brief: _Brief) -> ScientistActio
     )
     if swaps:
         rationale += f" Substitutes {'; '.join(swaps)}."
-    return _protocol_action(
-        ScientistActionType.PROPOSE_PROTOCOL,
+    return _Opening(
         plan.technique,
         sample_size,
         duration,
-        controls,
-        _allowed(equipment, brief.forbidden),
-        _allowed(reagents, brief.forbidden),
+        _opening_controls(
+            plan.controls, max(2, brief.min_controls - len(brief.reviews)), brief.reviews, brief.forbidden
+        ),
+        tuple(_allowed(equipment, brief.forbidden)),
+        tuple(_allowed(reagents, brief.forbidden)),
         rationale,
     )
 
 
-def _revise(observation: ScientistObservation, protocol: Protocol, brief: _Brief) -> ScientistAction:
+def _revise(observation: ScientistObservation, protocol: Protocol, scene: _Scene) -> ScientistAction:
+    brief = scene.brief
     sample_size = _fit_sample(protocol.sample_size // 2, brief)
     duration = protocol.duration_days * 3 // 4
     if brief.max_duration is not None:
         duration = min(duration, brief.max_duration)
     duration = max(duration, 1)
     swaps: list[str] = []
-    table = _substitute_table(observation)
-    equipment = _swap(protocol.required_equipment, table, swaps)
-    reagents = _swap(protocol.required_reagents, table, swaps)
+    equipment = _swap(protocol.required_equipment, scene.table, swaps)
+    reagents = _swap(protocol.required_reagents, scene.table, swaps)
     technique = protocol.technique or _DOMAIN_PLANS[_infer_domain(observation)].technique
     rationale = (
         f"Revised for the Lab Manager's concerns: sample size {protocol.sample_size} → "
@@ -822,7 +887,7 @@ def _revise(observation: ScientistObservation, protocol: Protocol, brief: _Brief
         technique,
         sample_size,
         duration,
-        _with_reviews(list(protocol.controls), brief),
+        _with_reviews(protocol.controls, brief.reviews, brief.forbidden),
         _allowed(equipment, brief.forbidden),
         _allowed(reagents, brief.forbidden),
         rationale,

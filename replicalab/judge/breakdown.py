@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from replicalab.agents.lab_manager_policy import check_feasibility
 from replicalab.judge import scores
 from replicalab.judge.facts import case_facts
-from replicalab.models import FeasibilityCheckResult, Protocol, RewardBreakdown
+from replicalab.models import FeasibilityCheckResult, Protocol, RewardBreakdown, construct
 from replicalab.scenarios.types import NormalizedScenarioPack
 
 if TYPE_CHECKING:
@@ -84,7 +84,8 @@ def build_reward_breakdown(
             unused = max(0, max_rounds - rounds_used)
             if per_round and unused:
                 bonuses["efficiency"] = per_round * unused
-    return RewardBreakdown.model_construct(
+    return construct(
+        RewardBreakdown,
         rigor=r,
         feasibility=f,
         fidelity=fi,

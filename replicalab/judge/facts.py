@@ -2,18 +2,18 @@
 
 Every score reads the same few facts of a pack (the bounds its constraints set, the items the
 method needs, the content words of the hidden reference and of the case's technique), and
-deriving them costs more than scoring a plan. A pack is frozen, so they are cached per pack *object*: a table keyed by
-scenario_id would serve stale facts to a user pack that reuses an id, and a pack is
-unhashable (it holds lists), so the cache is keyed by identity and guarded by a weak reference
-that drops the entry when the pack dies.
+deriving them costs more than scoring a plan. A pack is frozen, so they are kept per pack
+*object* (`IdentityMemo`): a table keyed by scenario_id would serve stale facts to a user pack
+that reuses an id.
 """
 
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass
+from functools import lru_cache
 
+from replicalab.memo import IdentityMemo
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words
 
@@ -22,7 +22,7 @@ _ADEQUATE_SHARE_OF_TIME = 0.3  # a plan using this share of the time limit is lo
 _REFERENCE_SCALE = 2.0  # the paper's sample size, as a multiple of the minimum (see rigor)
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(slots=True, eq=False)  # not frozen: that triples __init__'s cost; nothing assigns to it
 class CaseFacts:
     """The judge's view of one pack (hashed by identity: it keys the scores' caches)."""
 
@@ -43,26 +43,28 @@ def _derive(pack: NormalizedScenarioPack) -> CaseFacts:
     time_limit = pack.lab.time_limit_days
     reviews: list[str] = []
     for c in pack.constraints:
-        if c.kind == "required_review" and c.term:
+        kind, q = c.kind, c.quantity
+        if kind == "required_review" and c.term:
             reviews.append(c.term)
-        elif c.quantity is None:
+        elif q is None:
             continue
-        elif c.kind == "min_sample_size":
-            min_samples = max(min_samples, math.ceil(c.quantity))
-        elif c.kind == "min_controls":
-            min_controls = max(1, math.ceil(c.quantity))
-        elif c.kind == "max_duration_days":
-            time_limit = min(time_limit, math.floor(c.quantity))
-    alternatives: dict[str, set[str]] = {}
+        elif kind == "min_sample_size":
+            min_samples = max(min_samples, math.ceil(q))
+        elif kind == "min_controls":
+            min_controls = max(1, math.ceil(q))
+        elif kind == "max_duration_days":
+            time_limit = min(time_limit, math.floor(q))
+    alternatives: dict[str, list[str]] = {}
     for sub in pack.allowed_substitutions:
-        alternatives.setdefault(sub.original.lower(), set()).add(sub.alternative.lower())
+        alternatives.setdefault(sub.original.lower(), []).append(sub.alternative.lower())
     essentials = tuple(
-        frozenset({item.name.lower(), *alternatives.get(item.name.lower(), ())})
-        for item in pack.resources
-        if item.essential
+        frozenset([key, *alternatives.get(key, ())])
+        for key in (item.name.lower() for item in pack.resources if item.essential)
     )
-    needed = frozenset().union(*essentials) if essentials else frozenset()
     reference = pack.hidden_reference_spec
+    elements, technique_words = _reference_words(
+        tuple(reference.required_elements), reference.technique or pack.paper.method
+    )
     return CaseFacts(
         min_samples=min_samples,
         reference_samples=_REFERENCE_SCALE * min_samples,
@@ -70,27 +72,26 @@ def _derive(pack: NormalizedScenarioPack) -> CaseFacts:
         reviews=tuple(reviews),
         adequate_days=max(1, math.ceil(_ADEQUATE_SHARE_OF_TIME * max(time_limit, 1))),
         essentials=essentials,
-        needed=needed,
-        elements=tuple((e, content_words(e)) for e in reference.required_elements),
-        technique_words=content_words(reference.technique or pack.paper.method),
+        needed=frozenset().union(*essentials),
+        elements=elements,
+        technique_words=technique_words,
     )
 
 
-_cache: dict[int, tuple[weakref.ref[NormalizedScenarioPack], CaseFacts]] = {}
+@lru_cache(maxsize=1024)  # the packs of a case share its reference text: derived once per case
+def _reference_words(
+    elements: tuple[str, ...], technique: str
+) -> tuple[tuple[tuple[str, frozenset[str]], ...], frozenset[str]]:
+    """(each required element with its content words, the technique's content words)."""
+    return tuple((e, content_words(e)) for e in elements), content_words(technique)
+
+
+_facts_memo: IdentityMemo[CaseFacts] = IdentityMemo(weak=True)
 
 
 def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
-    """The facts of `pack`, derived on first use and kept while the pack lives."""
-    key = id(pack)
-    entry = _cache.get(key)
-    if entry is not None and entry[0]() is pack:
-        return entry[1]
-    facts = _derive(pack)
-
-    def _forget(ref: weakref.ref[NormalizedScenarioPack]) -> None:
-        current = _cache.get(key)
-        if current is not None and current[0] is ref:
-            del _cache[key]
-
-    _cache[key] = (weakref.ref(pack, _forget), facts)
+    """The facts of `pack`, derived on its first use."""
+    facts = _facts_memo.get((pack,))
+    if facts is None:
+        facts = _facts_memo.put((pack,), _derive(pack))
     return facts

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from replicalab.judge.facts import CaseFacts
 from replicalab.models import FEASIBILITY_DIMENSIONS, FeasibilityCheckResult, Protocol
-from replicalab.text import STOP_WORDS, content_words, mentions, words
+from replicalab.text import content_words, occurs, spaced, words
 
 RATIONALE_WORDS = 60  # words of the rationale's opening that fidelity reads
 ADDRESSED = 0.5  # share of an element's content words below which it earns nothing
@@ -55,9 +55,9 @@ def _control_keys(controls: tuple[str, ...]) -> tuple[frozenset[str], ...]:
     return tuple(sorted(keys, key=sorted))
 
 
-def _opening(text: str, n: int) -> frozenset[str]:
-    """The content words among the first `n` words of `text`."""
-    return frozenset(words(text)[:n]) - STOP_WORDS
+def _window(text: str, n: int) -> tuple[str, ...]:
+    """The first `n` words of `text`, stop-words included: they never match a content word."""
+    return words(text)[:n]
 
 
 def _items(protocol: Protocol) -> tuple[str, ...]:
@@ -81,7 +81,8 @@ def _control_credit(facts: CaseFacts, controls: tuple[str, ...]) -> Scored:
     notes = []
     if distinct < facts.min_controls:
         notes.append(f"rigor: {distinct} distinct controls of {facts.min_controls} asked")
-    missing = [r for r in facts.reviews if not any(mentions(r, c) for c in controls)]
+    text = "".join(map(spaced, controls))  # one text for all: see `spaced`
+    missing = [r for r in facts.reviews if not occurs(r, text)]
     if facts.reviews:
         credit += _RIGOR_WEIGHTS[2] * (1.0 - len(missing) / len(facts.reviews))
     else:
@@ -141,8 +142,8 @@ def _fidelity(
     rationale: str,
     items: tuple[str, ...],
 ) -> Scored:
-    opening = _opening(technique, TECHNIQUE_WORDS)
-    window = opening.union(*_control_keys(controls), _opening(rationale, RATIONALE_WORDS))
+    opening = frozenset(_window(technique, TECHNIQUE_WORDS))
+    window = opening.union(_window(rationale, RATIONALE_WORDS), *_control_keys(controls))
     notes = []
     covered = 0.0
     for element, wanted in facts.elements:

@@ -7,10 +7,12 @@ Template data (papers, catalogues, substitutions) is JSON under `data/`, validat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
+from typing_extensions import Self
 
 from replicalab.models import (
     Constraint,
@@ -107,6 +109,13 @@ class NormalizedScenarioPack(Contract):
     scientist_observation: ScientistObservation
     lab_manager_observation: LabManagerObservation
 
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy that derives its cached lookups afresh (an update may change what they read)."""
+        copied = super().model_copy(update=update, deep=deep)
+        for name in _CACHED:
+            copied.__dict__.pop(name, None)
+        return copied
+
     @cached_property
     def resource_by_name(self) -> dict[str, ResourceItem]:
         """Lower-cased name -> item, for the checks' lookups."""
@@ -121,3 +130,6 @@ class NormalizedScenarioPack(Contract):
             if alt is not None and alt.available:
                 table.setdefault(sub.original.lower(), []).append(sub.alternative)
         return table
+
+
+_CACHED = ("resource_by_name", "substitutes")  # the cached_property names of NormalizedScenarioPack
