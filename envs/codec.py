@@ -29,6 +29,7 @@ misreports by the episode.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -135,6 +136,24 @@ def _int_vector(element: object, size: int) -> list[int] | None:
     return values
 
 
+@lru_cache(maxsize=64)
+def _static_mask(n_techniques: int, n_controls: int, n_items: int) -> np.ndarray:
+    """The mask before the action types are known: which slots exist (shared, read-only)."""
+    static = np.ones(SCIENTIST_MASK_SIZE, dtype=np.int8)
+    static[_OFFSETS[A_TECHNIQUE] + n_techniques : _OFFSETS[A_TECHNIQUE] + MAX_TECHNIQUES] = 0
+    for j in range(n_controls, MAX_CONTROLS):
+        static[_OFFSETS[A_CONTROLS + j] + 1] = 0
+    for j in range(n_items, MAX_ITEMS):
+        static[_OFFSETS[A_ITEMS + j] + 1] = 0
+    static.flags.writeable = False
+    return static
+
+
+@lru_cache(maxsize=64)  # vocabularies are fixed per template: index them once, share read-only
+def _slots(names: tuple[str, ...]) -> dict[str, int]:
+    return {name: i for i, name in enumerate(names)}
+
+
 @dataclass
 class ScientistCodec:
     """The structured Scientist's view of one scenario: its vocabularies and item slots."""
@@ -144,16 +163,10 @@ class ScientistCodec:
     def __post_init__(self) -> None:
         self.techniques, self.controls = vocabularies(self.scenario)
         self.items = self.scenario.resources[:MAX_ITEMS]
-        self._control_index = {name: i for i, name in enumerate(self.controls)}
-        self._technique_index = {name: i for i, name in enumerate(self.techniques)}
+        self._control_index = _slots(tuple(self.controls))
+        self._technique_index = _slots(tuple(self.techniques))
         self._item_index = {(item.name, item.kind): i for i, item in enumerate(self.items)}
-        static = np.ones(SCIENTIST_MASK_SIZE, dtype=np.int8)
-        static[_OFFSETS[A_TECHNIQUE] + len(self.techniques) : _OFFSETS[A_TECHNIQUE] + MAX_TECHNIQUES] = 0
-        for j in range(len(self.controls), MAX_CONTROLS):
-            static[_OFFSETS[A_CONTROLS + j] + 1] = 0
-        for j in range(len(self.items), MAX_ITEMS):
-            static[_OFFSETS[A_ITEMS + j] + 1] = 0
-        self._static_mask: np.ndarray = static
+        self._static_mask = _static_mask(len(self.techniques), len(self.controls), len(self.items))
         self.static_features: np.ndarray = _scientist_static(self)
 
     def item_slot(self, name: str, kind: ItemKind) -> int | None:
@@ -333,6 +346,7 @@ def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | 
 
 _TEMPLATES = list(BUILTIN_TEMPLATES)
 _STANCE_INDEX = {kind: i for i, kind in enumerate(LAB_MANAGER_ACTION_TYPES)}
+_SCIENTIST_MOVE_INDEX = {kind.value: i for i, kind in enumerate(SCIENTIST_ACTION_TYPES)}
 _COMMON = 31
 _ITEM_WIDTH = 6
 SCIENTIST_FEATURES = _COMMON + MAX_ITEMS * _ITEM_WIDTH + MAX_CONTROLS + MAX_TECHNIQUES
@@ -343,8 +357,9 @@ def _clip(value: float) -> float:
     return -1.0 if value < -1.0 else 1.0 if value > 1.0 else value
 
 
-def _static_context(scenario: NormalizedScenarioPack, size: int) -> np.ndarray:
-    out = np.zeros(size, dtype=np.float32)
+def _static_context(scenario: NormalizedScenarioPack) -> list[float]:
+    """Features [0:13] without the round ([6] stays 0 until `_fill_common`)."""
+    out = [0.0] * 13
     if scenario.template in _TEMPLATES:
         out[_TEMPLATES.index(scenario.template)] = 1.0
     out[3 + DIFFICULTIES.index(scenario.difficulty)] = 1.0
@@ -381,17 +396,14 @@ def _fill_common(out: np.ndarray, episode: Episode) -> None:
 
 
 def _scientist_static(codec: ScientistCodec) -> np.ndarray:
-    out = _static_context(codec.scenario, SCIENTIST_FEATURES)
+    # Only the non-zero head is converted from Python floats (numpy converts per element).
+    head = _static_context(codec.scenario) + [0.0] * (_COMMON - 13)
     substitutes = codec.scenario.substitutes
-    for j, item in enumerate(codec.items):
-        base = _COMMON + j * _ITEM_WIDTH
-        out[base : base + 5] = [
-            1.0,
-            item.available,
-            item.essential,
-            item.kind == "equipment",
-            bool(substitutes.get(item.name.lower())),
-        ]
+    for item in codec.items:
+        has_substitute = bool(substitutes.get(item.name.lower()))
+        head += [1.0, item.available, item.essential, item.kind == "equipment", has_substitute, 0.0]
+    out = np.zeros(SCIENTIST_FEATURES, dtype=np.float32)
+    out[: len(head)] = head
     return out
 
 
@@ -435,12 +447,15 @@ def lab_manager_features(episode: Episode, static: np.ndarray) -> np.ndarray:
         ]
     for entry in reversed(episode.transcript):
         if entry.role == "scientist":
-            kinds = [kind.value for kind in SCIENTIST_ACTION_TYPES]
-            if entry.action_type in kinds:
-                out[_COMMON + 4 + kinds.index(entry.action_type)] = 1.0
+            move = _SCIENTIST_MOVE_INDEX.get(entry.action_type or "")
+            if move is not None:
+                out[_COMMON + 4 + move] = 1.0
             break
     return out
 
 
-def lab_manager_static(scenario: NormalizedScenarioPack) -> np.ndarray:
-    return _static_context(scenario, LAB_MANAGER_FEATURES)
+def lab_manager_static(scientist: ScientistCodec) -> np.ndarray:
+    """The Lab Manager's static features: the scenario context its Scientist's features begin with."""
+    out = np.zeros(LAB_MANAGER_FEATURES, dtype=np.float32)
+    out[:_COMMON] = scientist.static_features[:_COMMON]
+    return out

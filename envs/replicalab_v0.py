@@ -6,7 +6,7 @@
 | Actions | structured (default) or text |
 | Parallel API | yes (`replicalab_v0.parallel_env()`) |
 | Agents | `agents = ['scientist', 'lab_manager']` |
-| Action shape | scientist: `MultiDiscrete(nvec)` of 93 components, or text (JSON); lab_manager: `Discrete(4)` |
+| Action shape | scientist: `MultiDiscrete` of 61 components (flat mask of 182), or text (JSON); lab_manager: `Discrete(4)` |
 | Observation shape | `{"observation": Box(-1, 1, (F,), float32), "action_mask": Box(0, 1, (M,), int8)}`, plus `"prompt": Text` in text mode |
 
 ## Description
@@ -161,7 +161,7 @@ class Session:
             step_cap=self.step_cap,
         )
         self.scientist_codec = codec.ScientistCodec(pack)
-        self.lab_manager_static = codec.lab_manager_static(pack)
+        self.lab_manager_static = codec.lab_manager_static(self.scientist_codec)
         self.system_prompt = build_scientist_system_prompt(pack) if self.action_mode == "text" else ""
         return self.episode
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import ne
 
 from pydantic import ValidationError
 
@@ -459,10 +460,16 @@ class Episode:
     def _lab_manager_move(self, action: LabManagerAction) -> Transition:
         misreported = 0
         if self._grounded is not None:
-            truth = self._grounded.check
-            misreported = sum(
-                1 for dim in FEASIBILITY_DIMENSIONS if getattr(action, f"{dim}_ok") != getattr(truth, dim).ok
-            )
+            reported = (
+                action.protocol_ok,
+                action.budget_ok,
+                action.equipment_ok,
+                action.reagents_ok,
+                action.schedule_ok,
+                action.staff_ok,
+                action.policy_ok,
+            )  # in FEASIBILITY_DIMENSIONS order, like `flags`
+            misreported = sum(map(ne, reported, self._grounded.check.flags))
         repeated = self._previous.get(LAB_MANAGER) == action
         self._previous[LAB_MANAGER] = action
         self.last_lab_action = action

@@ -290,39 +290,53 @@ def _lab_constraints(budget: float, time_limit: int, staff: int) -> list[Constra
     A staff cap no plan can exceed (the staff formula tops out at `_MAX_STAFF_LOAD`) would be
     decorative, so c3 is stated only when it can bind.
     """
-    rules = [
-        _constraint(
-            1,
-            "max_duration_days",
-            True,
-            f"The experiment must finish within {time_limit} days.",
-            quantity=float(time_limit),
-            comparator="<=",
-            unit="days",
-        ),
-        _constraint(
-            2,
-            "max_budget",
-            True,
-            f"Total cost must not exceed {budget:g} credits.",
-            quantity=budget,
-            comparator="<=",
-            unit="credits",
-        ),
-    ]
+    rules = [_duration_rule(time_limit), _budget_rule(budget)]
     if staff < _MAX_STAFF_LOAD:
-        rules.append(
-            _constraint(
-                3,
-                "max_staff",
-                True,
-                f"At most {staff} staff can be assigned.",
-                quantity=float(staff),
-                comparator="<=",
-                unit="people",
-            )
-        )
+        rules.append(_staff_rule(staff))
     return rules
+
+
+# The lab's numbers take few distinct values across seeds, and constraints are frozen values that
+# packs may share, so each rule is built (its text formatted) once per number.
+
+
+@lru_cache(maxsize=256)
+def _duration_rule(time_limit: int) -> Constraint:
+    return _constraint(
+        1,
+        "max_duration_days",
+        True,
+        f"The experiment must finish within {time_limit} days.",
+        quantity=float(time_limit),
+        comparator="<=",
+        unit="days",
+    )
+
+
+@lru_cache(maxsize=4096)
+def _budget_rule(budget: float) -> Constraint:
+    return _constraint(
+        2,
+        "max_budget",
+        True,
+        f"Total cost must not exceed {budget:g} credits.",
+        quantity=budget,
+        comparator="<=",
+        unit="credits",
+    )
+
+
+@lru_cache(maxsize=256)
+def _staff_rule(staff: int) -> Constraint:
+    return _constraint(
+        3,
+        "max_staff",
+        True,
+        f"At most {staff} staff can be assigned.",
+        quantity=float(staff),
+        comparator="<=",
+        unit="people",
+    )
 
 
 def _constraint(
