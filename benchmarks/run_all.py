@@ -1,18 +1,22 @@
 """Run every benchmark in turn (`make bench`); the figures go into benchmarks/RESULTS.md by hand,
-with the command, so a reader can reproduce them. Each benchmark pins itself to one core where
-its target is per core; the evaluate benchmark needs two for `--jobs 2`."""
+with the command, so a reader can reproduce them.
+
+Each benchmark runs in its own process: those whose targets are per core pin themselves to one
+core, and that pinning must not leak into the evaluate benchmark, which needs two for `--jobs 2`.
+"""
 
 from __future__ import annotations
 
-import importlib
+import subprocess
+import sys
 
 MODULES = ("bench_scenarios", "bench_agents", "bench_judge", "bench_env", "bench_evaluate")
 
 
 def main() -> None:
     for name in MODULES:
-        print(f"\n## {name}")
-        importlib.import_module(f"benchmarks.{name}").main()
+        print(f"\n## {name}", flush=True)
+        subprocess.run([sys.executable, "-m", f"benchmarks.{name}"], check=True)
 
 
 if __name__ == "__main__":
