@@ -10,7 +10,6 @@ Errors are what a check must fail on; warnings are what a careful reviewer would
 from __future__ import annotations
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.memo import IdentityMemo
 from replicalab.models import Constraint, Protocol, ValidationIssue, ValidationResult, construct
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import affirmed, content_words, occurs, spaced
@@ -132,32 +131,10 @@ def _constraint_issues(constraints: list[Constraint], plan: _Plan) -> list[Valid
     return issues
 
 
-Providers = tuple[tuple[str, frozenset[str]], ...]
-"""Per essential item: its name and the lower-cased names that provide it (its own and those of
-its available allowed substitutes)."""
-
-_providers: IdentityMemo[dict[str, Providers]] = IdentityMemo(weak=True)
-
-
-def _essentials(scenario: NormalizedScenarioPack) -> dict[str, Providers]:
-    """Item kind -> the providers of each essential item of that kind, derived once per pack."""
-    found = _providers.get((scenario,))
-    if found is None:
-        by_kind: dict[str, list[tuple[str, frozenset[str]]]] = {}
-        for item in scenario.resources:
-            if item.essential:
-                key = item.name.lower()
-                names = [key, *(alt.lower() for alt in scenario.substitutes.get(key, ()))]
-                by_kind.setdefault(item.kind, []).append((item.name, frozenset(names)))
-        found = _providers.put((scenario,), {kind: tuple(items) for kind, items in by_kind.items()})
-    return found
-
-
 def _item_issues(
     protocol: Protocol,
     scenario: NormalizedScenarioPack,
     kind: str,
-    essentials: Providers,
 ) -> list[ValidationIssue]:
     requested = protocol.required_equipment if kind == "equipment" else protocol.required_reagents
     dimension = "equipment" if kind == "equipment" else "reagents"
@@ -189,9 +166,11 @@ def _item_issues(
                         f"{name} is {unavailable_word} and has no allowed substitute",
                     )
                 )
-    for name, providers in essentials:
-        if providers.isdisjoint(asked):
-            issues.append(_issue("error", dimension, f"the method needs {name} (or an allowed substitute)"))
+    for item, in_lab, _ in scenario.essentials:
+        if item.kind == kind and in_lab.isdisjoint(asked):
+            issues.append(
+                _issue("error", dimension, f"the method needs {item.name} (or an allowed substitute)")
+            )
     return issues
 
 
@@ -228,9 +207,8 @@ def validate_protocol(
                 f"duration {protocol.duration_days} days is over the lab's time limit of {time_limit} days",
             )
         )
-    essentials = _essentials(scenario)
-    issues += _item_issues(protocol, scenario, "equipment", essentials.get("equipment", ()))
-    issues += _item_issues(protocol, scenario, "reagent", essentials.get("reagent", ()))
+    issues += _item_issues(protocol, scenario, "equipment")
+    issues += _item_issues(protocol, scenario, "reagent")
     if include_reference:
         seen = frozenset().union(*(content_words(text) for text in plan_texts(protocol)))
         for element in scenario.hidden_reference_spec.required_elements:

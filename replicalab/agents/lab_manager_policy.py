@@ -267,10 +267,8 @@ def _add_missing_essentials(
     """Each essential item the plan lacks, added itself when available, else its substitute."""
     asked = {name.lower() for name in items}
     revised = list(items)
-    for item in scenario.resources:
-        if item.kind != kind or not item.essential or item.name.lower() in asked:
-            continue
-        if any(alt.lower() in asked for alt in scenario.substitutes.get(item.name.lower(), [])):
+    for item, in_lab, _ in scenario.essentials:
+        if item.kind != kind or not in_lab.isdisjoint(asked):
             continue
         if item.available:
             added, tradeoff = item.name, "one more item to pay for and schedule"

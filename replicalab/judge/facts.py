@@ -1,10 +1,9 @@
-"""What the judge needs to know about a scenario, derived once per pack object.
+"""What the judge needs to know about a scenario: bounds, reviews, needed items, reference words.
 
-Every score reads the same few facts of a pack (the bounds its constraints set, the items the
-method needs, the content words of the hidden reference and of the case's technique), and
-deriving them costs more than scoring a plan. A pack is frozen, so they are kept per pack
-*object* (`IdentityMemo`): a table keyed by scenario_id would serve stale facts to a user pack
-that reuses an id.
+The per-pack facts (constraint bounds and terms, essential items and their substitutes) are the
+pack's own cached properties, shared with validation and the Lab Manager; the per-case ones (the
+content words of the hidden reference and of the technique) are cached per case text. Reading
+them here is a few lookups, so `case_facts` keeps no memo of its own.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from replicalab.memo import IdentityMemo
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words
 
@@ -24,7 +22,7 @@ _REFERENCE_SCALE = 2.0  # the paper's sample size, as a multiple of the minimum 
 
 @dataclass(slots=True, eq=False)  # not frozen: that triples __init__'s cost; nothing assigns to it
 class CaseFacts:
-    """The judge's view of one pack (hashed by identity: it keys the scores' caches)."""
+    """The judge's view of one pack."""
 
     min_samples: int  # the min_sample_size bound (1 without one)
     reference_samples: float  # where the sample-size credit saturates
@@ -37,30 +35,14 @@ class CaseFacts:
     technique_words: frozenset[str]  # content words of the case's technique
 
 
-def _derive(pack: NormalizedScenarioPack) -> CaseFacts:
-    min_samples = 1
-    min_controls = _DEFAULT_MIN_CONTROLS
-    time_limit = pack.lab.time_limit_days
-    reviews: list[str] = []
-    for c in pack.constraints:
-        kind, q = c.kind, c.quantity
-        if kind == "required_review" and c.term:
-            reviews.append(c.term)
-        elif q is None:
-            continue
-        elif kind == "min_sample_size":
-            min_samples = max(min_samples, math.ceil(q))
-        elif kind == "min_controls":
-            min_controls = max(1, math.ceil(q))
-        elif kind == "max_duration_days":
-            time_limit = min(time_limit, math.floor(q))
-    alternatives: dict[str, list[str]] = {}
-    for sub in pack.allowed_substitutions:
-        alternatives.setdefault(sub.original.lower(), []).append(sub.alternative.lower())
-    essentials = tuple(
-        frozenset([key, *alternatives.get(key, ())])
-        for key in (item.name.lower() for item in pack.resources if item.essential)
-    )
+def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
+    """The judge's reading of `pack`, from the facts the pack derives once for every module."""
+    bounds = pack.quantities
+    min_samples = max([1, *map(math.ceil, bounds.get("min_sample_size", ()))])
+    controls = bounds.get("min_controls")
+    min_controls = max(1, math.ceil(controls[-1])) if controls else _DEFAULT_MIN_CONTROLS  # last wins
+    time_limit = min([pack.lab.time_limit_days, *map(math.floor, bounds.get("max_duration_days", ()))])
+    essentials = tuple(essential.allowed for essential in pack.essentials)
     reference = pack.hidden_reference_spec
     elements, technique_words = _reference_words(
         tuple(reference.required_elements), reference.technique or pack.paper.method
@@ -69,7 +51,7 @@ def _derive(pack: NormalizedScenarioPack) -> CaseFacts:
         min_samples=min_samples,
         reference_samples=_REFERENCE_SCALE * min_samples,
         min_controls=min_controls,
-        reviews=tuple(reviews),
+        reviews=pack.terms.get("required_review", ()),
         adequate_days=max(1, math.ceil(_ADEQUATE_SHARE_OF_TIME * max(time_limit, 1))),
         essentials=essentials,
         needed=frozenset().union(*essentials),
@@ -84,14 +66,3 @@ def _reference_words(
 ) -> tuple[tuple[tuple[str, frozenset[str]], ...], frozenset[str]]:
     """(each required element with its content words, the technique's content words)."""
     return tuple((e, content_words(e)) for e in elements), content_words(technique)
-
-
-_facts_memo: IdentityMemo[CaseFacts] = IdentityMemo(weak=True)
-
-
-def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
-    """The facts of `pack`, derived on its first use."""
-    facts = _facts_memo.get((pack,))
-    if facts is None:
-        facts = _facts_memo.put((pack,), _derive(pack))
-    return facts

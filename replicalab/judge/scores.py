@@ -69,22 +69,23 @@ def is_degenerate(protocol: Protocol) -> bool:
     return protocol.sample_size < 1 or not content_words(protocol.technique)
 
 
-# The text-derived parts of each score are cached on (facts, the protocol's strings): an episode
-# scores the same plan several times (potential, check, final judge), and strings hash once.
+# The text-derived parts of each score are cached on the protocol's strings and the per-case data
+# they are compared with (never a per-pack object, so they hit across episodes of one case): an
+# episode scores the same plan several times (potential, check, final judge), and strings hash once.
 
 
 @lru_cache(maxsize=4096)
-def _control_credit(facts: CaseFacts, controls: tuple[str, ...]) -> Scored:
+def _control_credit(min_controls: int, reviews: tuple[str, ...], controls: tuple[str, ...]) -> Scored:
     """Rigor's share from controls: distinct ones against the minimum, and the reviews."""
     distinct = len(_control_keys(controls))
-    credit = _RIGOR_WEIGHTS[1] * min(1.0, distinct / facts.min_controls)
+    credit = _RIGOR_WEIGHTS[1] * min(1.0, distinct / min_controls)
     notes = []
-    if distinct < facts.min_controls:
-        notes.append(f"rigor: {distinct} distinct controls of {facts.min_controls} asked")
+    if distinct < min_controls:
+        notes.append(f"rigor: {distinct} distinct controls of {min_controls} asked")
     text = "".join(map(spaced, controls))  # one text for all: see `spaced`
-    missing = [r for r in facts.reviews if not occurs(r, text)]
-    if facts.reviews:
-        credit += _RIGOR_WEIGHTS[2] * (1.0 - len(missing) / len(facts.reviews))
+    missing = [r for r in reviews if not occurs(r, text)]
+    if reviews:
+        credit += _RIGOR_WEIGHTS[2] * (1.0 - len(missing) / len(reviews))
     else:
         credit += _RIGOR_WEIGHTS[2]
     notes.extend(f"rigor: no control includes the {r}" for r in missing)
@@ -94,7 +95,7 @@ def _control_credit(facts: CaseFacts, controls: tuple[str, ...]) -> Scored:
 def rigor(protocol: Protocol, facts: CaseFacts) -> Scored:
     if is_degenerate(protocol):
         return 0.0, ("rigor: degenerate plan (no samples or no technique)",)
-    credit, notes = _control_credit(facts, tuple(protocol.controls))
+    credit, notes = _control_credit(facts.min_controls, facts.reviews, tuple(protocol.controls))
     n = protocol.sample_size
     sample = min(1.0, math.sqrt(n / facts.reference_samples))
     duration = min(1.0, protocol.duration_days / facts.adequate_days)
@@ -129,24 +130,36 @@ def feasibility(check: FeasibilityCheckResult) -> Scored:
 
 
 def fidelity(protocol: Protocol, facts: CaseFacts) -> Scored:
-    return _fidelity(
-        facts, protocol.technique, tuple(protocol.controls), protocol.rationale, _items(protocol)
+    elements, technique_credit, notes = _text_fidelity(
+        facts.elements,
+        facts.technique_words,
+        protocol.technique,
+        tuple(protocol.controls),
+        protocol.rationale,
     )
+    requested = {name.lower() for name in _items(protocol)}
+    met = sum(1 for names in facts.essentials if not names.isdisjoint(requested))
+    item_credit = met / len(facts.essentials) if facts.essentials else 1.0
+    if item_credit < 1.0:
+        notes += (f"fidelity: {met} of {len(facts.essentials)} needed items (or substitutes)",)
+    we, wt, wi = _FIDELITY_WEIGHTS
+    return we * elements + wt * technique_credit + wi * item_credit, notes
 
 
 @lru_cache(maxsize=4096)
-def _fidelity(
-    facts: CaseFacts,
+def _text_fidelity(
+    reference_elements: tuple[tuple[str, frozenset[str]], ...],
+    reference_technique: frozenset[str],
     technique: str,
     controls: tuple[str, ...],
     rationale: str,
-    items: tuple[str, ...],
-) -> Scored:
+) -> tuple[float, float, tuple[str, ...]]:
+    """(required-element credit, technique credit, their notes): what the plan's words earn."""
     opening = frozenset(_window(technique, TECHNIQUE_WORDS))
     window = opening.union(_window(rationale, RATIONALE_WORDS), *_control_keys(controls))
     notes = []
     covered = 0.0
-    for element, wanted in facts.elements:
+    for element, wanted in reference_elements:
         share = len(wanted & window) / len(wanted) if wanted else 1.0
         if share >= ADDRESSED:
             covered += share
@@ -154,50 +167,38 @@ def _fidelity(
                 notes.append(f"fidelity: {share:.0%} of required element {element!r}")
         else:
             notes.append(f"fidelity: does not address {element!r}")
-    elements = covered / len(facts.elements) if facts.elements else 1.0
-    reference = facts.technique_words
-    used = reference & opening
-    technique_credit = len(used) / min(len(reference), TECHNIQUE_WORDS) if reference else 1.0
+    elements = covered / len(reference_elements) if reference_elements else 1.0
+    used = reference_technique & opening
+    technique_credit = (
+        len(used) / min(len(reference_technique), TECHNIQUE_WORDS) if reference_technique else 1.0
+    )
     if technique_credit < 1.0:
         notes.append(f"fidelity: technique names {len(used)} of the method's key words")
-    requested = {name.lower() for name in items}
-    met = sum(1 for names in facts.essentials if not names.isdisjoint(requested))
-    item_credit = met / len(facts.essentials) if facts.essentials else 1.0
-    if item_credit < 1.0:
-        notes.append(f"fidelity: {met} of {len(facts.essentials)} needed items (or substitutes)")
-    we, wt, wi = _FIDELITY_WEIGHTS
-    return we * elements + wt * technique_credit + wi * item_credit, tuple(notes)
+    return elements, technique_credit, tuple(notes)
 
 
 def parsimony(protocol: Protocol, facts: CaseFacts) -> Scored:
-    return _parsimony(
-        facts, protocol.technique, tuple(protocol.controls), protocol.rationale, _items(protocol)
-    )
-
-
-@lru_cache(maxsize=4096)
-def _parsimony(
-    facts: CaseFacts,
-    technique: str,
-    controls: tuple[str, ...],
-    rationale: str,
-    items: tuple[str, ...],
-) -> Scored:
-    notes = []
-    excess = max(0, len(words(rationale)) - WORD_BUDGET["rationale"])
-    excess += max(0, len(words(technique)) - WORD_BUDGET["technique"])
-    excess += sum(max(0, len(words(c)) - WORD_BUDGET["control"]) for c in controls)
+    controls = tuple(protocol.controls)
+    excess = _words_over_budget(protocol.technique, controls, protocol.rationale)
+    notes: tuple[str, ...] = ()
     if excess:
-        notes.append(f"parsimony: {excess} words over budget")
-    requested = [name.lower() for name in items]
+        notes += (f"parsimony: {excess} words over budget",)
+    requested = [name.lower() for name in _items(protocol)]
     unneeded = len(requested) - len(set(requested))  # duplicates
     unneeded += sum(1 for name in set(requested) if name not in facts.needed)
     if unneeded:
-        notes.append(f"parsimony: {unneeded} requested items the method does not need")
+        notes += (f"parsimony: {unneeded} requested items the method does not need",)
     distinct = len(_control_keys(controls))
     padded = len(controls) - distinct + max(0, distinct - facts.min_controls - SPARE_CONTROLS)
     if padded:
-        notes.append(f"parsimony: {padded} padded controls")
+        notes += (f"parsimony: {padded} padded controls",)
     budget = WORD_BUDGET["rationale"]
     score = budget / (budget + excess) / (1 + _UNNEEDED_ITEM * unneeded)
-    return score / (1 + _PADDED_CONTROL * padded), tuple(notes)
+    return score / (1 + _PADDED_CONTROL * padded), notes
+
+
+@lru_cache(maxsize=4096)
+def _words_over_budget(technique: str, controls: tuple[str, ...], rationale: str) -> int:
+    excess = max(0, len(words(rationale)) - WORD_BUDGET["rationale"])
+    excess += max(0, len(words(technique)) - WORD_BUDGET["technique"])
+    return excess + sum(max(0, len(words(c)) - WORD_BUDGET["control"]) for c in controls)

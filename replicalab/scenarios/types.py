@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import Field
 from typing_extensions import Self
@@ -131,5 +131,47 @@ class NormalizedScenarioPack(Contract):
                 table.setdefault(sub.original.lower(), []).append(sub.alternative)
         return table
 
+    @cached_property
+    def essentials(self) -> tuple[Essential, ...]:
+        """The items the method cannot run without, in resource order, with the names that stand
+        for each (what validation, the Lab Manager's fixer and the judge read)."""
+        allowed: dict[str, list[str]] = {}
+        for sub in self.allowed_substitutions:
+            allowed.setdefault(sub.original.lower(), []).append(sub.alternative.lower())
+        found = []
+        for item in self.resources:
+            if item.essential:
+                key = item.name.lower()
+                in_lab = frozenset([key, *(alt.lower() for alt in self.substitutes.get(key, ()))])
+                found.append(Essential(item, in_lab, frozenset([key, *allowed.get(key, ())])))
+        return tuple(found)
 
-_CACHED = ("resource_by_name", "substitutes")  # the cached_property names of NormalizedScenarioPack
+    @cached_property
+    def quantities(self) -> dict[str, tuple[float, ...]]:
+        """Constraint kind -> the bounds its constraints state, in the constraints' order."""
+        table: dict[str, tuple[float, ...]] = {}
+        for c in self.constraints:
+            if c.quantity is not None:
+                table[c.kind] = (*table.get(c.kind, ()), c.quantity)
+        return table
+
+    @cached_property
+    def terms(self) -> dict[str, tuple[str, ...]]:
+        """Constraint kind -> the non-empty terms (reviews, forbidden practices), in order."""
+        table: dict[str, tuple[str, ...]] = {}
+        for c in self.constraints:
+            if c.term:
+                table[c.kind] = (*table.get(c.kind, ()), c.term)
+        return table
+
+
+class Essential(NamedTuple):
+    """An item the case's method needs, and the lower-cased names that satisfy the need."""
+
+    item: ResourceItem
+    in_lab: frozenset[str]  # its own name and the allowed substitutes the lab has available
+    allowed: frozenset[str]  # its own name and every allowed substitute, available or not
+
+
+# The cached_property names of NormalizedScenarioPack (a copy drops them).
+_CACHED = ("resource_by_name", "substitutes", "essentials", "quantities", "terms")
