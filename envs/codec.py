@@ -89,7 +89,7 @@ _vocabulary_cache: dict[tuple[str, tuple[str, ...]], tuple[object, list[str], li
 
 def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]]:
     """(techniques, controls) whose slots a structured Scientist picks from, fixed per template."""
-    reviews = tuple(c.term for c in scenario.constraints if c.kind == "required_review" and c.term)
+    reviews = scenario.terms.get("required_review", ())
     try:
         data = get_template(scenario.template)
     except ValueError:  # a pack loaded from a file whose template is not registered
@@ -353,6 +353,9 @@ SCIENTIST_FEATURES = _COMMON + MAX_ITEMS * _ITEM_WIDTH + MAX_CONTROLS + MAX_TECH
 LAB_MANAGER_FEATURES = _COMMON + 4 + len(SCIENTIST_ACTION_TYPES)
 
 
+_NONE = (0.0,)  # the bound of a kind no constraint states
+
+
 def _clip(value: float) -> float:
     return -1.0 if value < -1.0 else 1.0 if value > 1.0 else value
 
@@ -363,14 +366,14 @@ def _static_context(scenario: NormalizedScenarioPack) -> list[float]:
     if scenario.template in _TEMPLATES:
         out[_TEMPLATES.index(scenario.template)] = 1.0
     out[3 + DIFFICULTIES.index(scenario.difficulty)] = 1.0
-    bounds = {c.kind: (c.quantity or 0.0) for c in scenario.constraints}
+    bounds = scenario.quantities
     out[7:13] = [
         _clip(scenario.lab.budget_remaining / 5000.0),
         _clip(scenario.lab.time_limit_days / MAX_DURATION),
         _clip(scenario.lab.staff_count / 10.0),
-        _clip(bounds.get("min_sample_size", 0.0) / 100.0),
-        _clip(bounds.get("max_sample_size", 0.0) / 100.0),
-        _clip(bounds.get("min_controls", 0.0) / 10.0),
+        _clip(bounds.get("min_sample_size", _NONE)[-1] / 100.0),  # the last bound of a kind counts
+        _clip(bounds.get("max_sample_size", _NONE)[-1] / 100.0),
+        _clip(bounds.get("min_controls", _NONE)[-1] / 10.0),
     ]
     return out
 

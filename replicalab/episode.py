@@ -156,6 +156,11 @@ def _no_protocol_response() -> LabManagerAction:
     )
 
 
+# A turn's Transition before the episode fills in what happened, in field order so `construct`
+# need not reorder (`agent` has no default: every turn names it).
+_TRANSITION_DEFAULTS = {name: info.default for name, info in Transition.model_fields.items()}
+
+
 def describe_protocol(protocol: Protocol) -> str:
     """One line a transcript reader can follow."""
     parts = [
@@ -295,8 +300,7 @@ class Episode:
             self.verdict = "truncated"
             self.final_protocol = self.protocol
             transition = transition.model_copy(update={"terminal": True, "verdict": "truncated"})
-        paid = reward_components(self.reward_config, transition)
-        components = {name: paid.get(name, {}) for name in AGENTS}
+        components = reward_components(self.reward_config, transition)  # every agent, in AGENTS order
         rewards = {name: sum(components[name].values(), 0.0) for name in AGENTS}
         for name in AGENTS:
             self.totals[name] += rewards[name]
@@ -336,23 +340,10 @@ class Episode:
         return None
 
     def _transition(self, agent: str, **kw: object) -> Transition:
-        base: dict[str, object] = {
-            "agent": agent,
-            "action_type": None,
-            "error_code": None,
-            "repeated": False,
-            "hallucinated_items": 0,
-            "failing_before": None,
-            "failing_after": None,
-            "misreported_flags": 0,
-            "phi_before": self._phi,
-            "phi_after": self._phi,
-            "terminal": False,
-            "verdict": None,
-            "breakdown": None,
-        }
-        base.update(kw)
-        return construct(Transition, **base)
+        return construct(
+            Transition,
+            **{**_TRANSITION_DEFAULTS, "phi_before": self._phi, "phi_after": self._phi, "agent": agent, **kw},
+        )
 
     def _refuse(self, agent: str, error: ActionError) -> Transition:
         self.invalid_action_count += 1
