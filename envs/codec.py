@@ -59,6 +59,7 @@ from replicalab.episode import (
 )
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
+    FeasibilityCheckResult,
     ItemKind,
     LabManagerAction,
     LabManagerActionType,
@@ -168,6 +169,9 @@ class ScientistCodec:
         self._item_index = {(item.name, item.kind): i for i, item in enumerate(self.items)}
         self._static_mask = _static_mask(len(self.techniques), len(self.controls), len(self.items))
         self.static_features: np.ndarray = _scientist_static(self)
+        self.lab_manager_static = _lab_manager_static(self)
+        self._bases_check: FeasibilityCheckResult | None = None  # see `_bases`
+        self._bases = (self.static_features, self.lab_manager_static)
 
     def item_slot(self, name: str, kind: ItemKind) -> int | None:
         return self._item_index.get((name, kind))
@@ -361,7 +365,7 @@ def _clip(value: float) -> float:
 
 
 def _static_context(scenario: NormalizedScenarioPack) -> list[float]:
-    """Features [0:13] without the round ([6] stays 0 until `_fill_common`)."""
+    """Features [0:13] without the round ([6] stays 0 until `_fill_turn`)."""
     out = [0.0] * 13
     if scenario.template in _TEMPLATES:
         out[_TEMPLATES.index(scenario.template)] = 1.0
@@ -378,13 +382,30 @@ def _static_context(scenario: NormalizedScenarioPack) -> list[float]:
     return out
 
 
-def _fill_common(out: np.ndarray, episode: Episode) -> None:
-    """The round, the protocol on the table and the Lab Manager's latest answer about it."""
+def _fill_turn(out: np.ndarray, episode: Episode) -> None:
+    """The round and the Lab Manager's latest answer: what changes every turn."""
     out[6] = min(episode.round_number, episode.max_rounds) / episode.max_rounds
-    protocol, check, last = episode.protocol, episode.check, episode.last_lab_action
-    if protocol is not None and check is not None:
-        budget = max(episode.scenario.lab.budget_remaining, 1.0)
-        out[13:26] = (
+    last = episode.last_lab_action
+    if last is not None:
+        out[26 + _STANCE_INDEX[last.action_type]] = 1.0
+        out[30] = last.suggested_protocol is not None
+
+
+def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndarray]:
+    """(Scientist, Lab Manager) features as far as the protocol on the table and its grounded
+    check fix them (read-only; copy before filling in the turn).
+
+    Protocol and check are replaced together, once per proposal, while both agents observe them
+    several times, so the bases are built once per check and kept on the episode's codec.
+    """
+    protocol, check, suggestion = episode.protocol, episode.check, episode.suggestion
+    if protocol is None or check is None:
+        return codec.static_features, codec.lab_manager_static
+    if codec._bases_check is check:
+        return codec._bases
+    budget = max(episode.scenario.lab.budget_remaining, 1.0)
+    block = np.array(
+        (
             1.0,
             _clip(protocol.sample_size / 100.0),
             _clip(protocol.duration_days / MAX_DURATION),
@@ -392,10 +413,39 @@ def _fill_common(out: np.ndarray, episode: Episode) -> None:
             _clip(check.estimated_cost / budget / 2.0),
             _clip(check.required_staff / 10.0),
             *check.flags,
-        )
-    if last is not None:
-        out[26 + _STANCE_INDEX[last.action_type]] = 1.0
-        out[30] = last.suggested_protocol is not None
+        ),
+        dtype=np.float32,
+    )
+    scientist = codec.static_features.copy()
+    scientist[13:26] = block
+    kinds: tuple[tuple[list[str], ItemKind], ...] = (
+        (protocol.required_equipment, "equipment"),
+        (protocol.required_reagents, "reagent"),
+    )
+    for names, kind in kinds:
+        for name in names:
+            slot = codec.item_slot(name, kind)
+            if slot is not None:
+                scientist[_COMMON + slot * _ITEM_WIDTH + 5] = 1.0
+    controls_at = _COMMON + MAX_ITEMS * _ITEM_WIDTH
+    for name in protocol.controls:
+        slot = codec.control_slot(name)
+        if slot is not None:
+            scientist[controls_at + slot] = 1.0
+    technique = codec.technique_slot(protocol.technique)
+    if technique is not None:
+        scientist[controls_at + MAX_CONTROLS + technique] = 1.0
+    lab_manager = codec.lab_manager_static.copy()
+    lab_manager[13:26] = block
+    lab_manager[_COMMON] = check.feasible
+    if suggestion is not None:
+        lab_manager[_COMMON + 1 : _COMMON + 4] = [
+            1.0,
+            suggestion.improved,
+            _clip(len(suggestion.remaining_failures) / 7.0),
+        ]
+    codec._bases_check, codec._bases = check, (scientist, lab_manager)
+    return codec._bases
 
 
 def _scientist_static(codec: ScientistCodec) -> np.ndarray:
@@ -412,42 +462,15 @@ def _scientist_static(codec: ScientistCodec) -> np.ndarray:
 
 def scientist_features(codec: ScientistCodec, episode: Episode) -> np.ndarray:
     """The structured Scientist observation (layout above)."""
-    out: np.ndarray = codec.static_features.copy()
-    _fill_common(out, episode)
-    protocol = episode.protocol
-    if protocol is not None:
-        kinds: tuple[tuple[list[str], ItemKind], ...] = (
-            (protocol.required_equipment, "equipment"),
-            (protocol.required_reagents, "reagent"),
-        )
-        for names, kind in kinds:
-            for name in names:
-                slot = codec.item_slot(name, kind)
-                if slot is not None:
-                    out[_COMMON + slot * _ITEM_WIDTH + 5] = 1.0
-        controls_at = _COMMON + MAX_ITEMS * _ITEM_WIDTH
-        for name in protocol.controls:
-            slot = codec.control_slot(name)
-            if slot is not None:
-                out[controls_at + slot] = 1.0
-        technique = codec.technique_slot(protocol.technique)
-        if technique is not None:
-            out[controls_at + MAX_CONTROLS + technique] = 1.0
+    out: np.ndarray = _bases(codec, episode)[0].copy()
+    _fill_turn(out, episode)
     return out
 
 
-def lab_manager_features(episode: Episode, static: np.ndarray) -> np.ndarray:
-    """The structured Lab Manager observation (layout above); `static` from `lab_manager_static`."""
-    out: np.ndarray = static.copy()
-    _fill_common(out, episode)
-    suggestion, check = episode.suggestion, episode.check
-    out[_COMMON] = check is not None and check.feasible
-    if suggestion is not None:
-        out[_COMMON + 1 : _COMMON + 4] = [
-            1.0,
-            suggestion.improved,
-            _clip(len(suggestion.remaining_failures) / 7.0),
-        ]
+def lab_manager_features(episode: Episode, codec: ScientistCodec) -> np.ndarray:
+    """The structured Lab Manager observation (layout above), on the episode's Scientist codec."""
+    out: np.ndarray = _bases(codec, episode)[1].copy()
+    _fill_turn(out, episode)
     for entry in reversed(episode.transcript):
         if entry.role == "scientist":
             move = _SCIENTIST_MOVE_INDEX.get(entry.action_type or "")
@@ -457,7 +480,7 @@ def lab_manager_features(episode: Episode, static: np.ndarray) -> np.ndarray:
     return out
 
 
-def lab_manager_static(scientist: ScientistCodec) -> np.ndarray:
+def _lab_manager_static(scientist: ScientistCodec) -> np.ndarray:
     """The Lab Manager's static features: the scenario context its Scientist's features begin with."""
     out = np.zeros(LAB_MANAGER_FEATURES, dtype=np.float32)
     out[:_COMMON] = scientist.static_features[:_COMMON]

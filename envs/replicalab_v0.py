@@ -161,7 +161,6 @@ class Session:
             step_cap=self.step_cap,
         )
         self.scientist_codec = codec.ScientistCodec(pack)
-        self.lab_manager_static = codec.lab_manager_static(self.scientist_codec)
         self.system_prompt = build_scientist_system_prompt(pack) if self.action_mode == "text" else ""
         return self.episode
 
@@ -197,7 +196,7 @@ class Session:
                 "action_mask": self.scientist_codec.mask(episode.scientist_mask()),
             }
         return {
-            "observation": codec.lab_manager_features(episode, self.lab_manager_static),
+            "observation": codec.lab_manager_features(episode, self.scientist_codec),
             "action_mask": codec.lab_manager_mask(episode),
         }
 
