@@ -44,6 +44,8 @@ from replicalab.scenarios.types import (
     NormalizedScenarioPack,
     PaperCase,
     TemplateData,
+    quantity_table,
+    term_table,
 )
 
 DEFAULT_MAX_ROUNDS = 6
@@ -64,6 +66,8 @@ class _CasePlan:
     ref_cost: float
     ref_staff: int
     rules: dict[str, list[Constraint]]  # difficulty -> the constraints that depend on the paper only
+    rule_quantities: dict[str, dict[str, tuple[float, ...]]]  # difficulty -> `quantity_table(rules)`
+    rule_terms: dict[str, dict[str, tuple[str, ...]]]  # difficulty -> `term_table(rules)`
     floor: dict[str, tuple[float, int]]  # difficulty -> (cost, staff) of the minimal plan
     reference: HiddenReferenceSpec  # the case's hidden spec, with its technique filled in
 
@@ -104,6 +108,7 @@ def _plan(template: str) -> _TemplatePlan:
             required_equipment=list(case.needed_equipment),
             required_reagents=list(case.needed_reagents),
         )
+        rules = {level: _case_constraints(case, level, first_id=4) for level in DIFFICULTIES}
         cases.append(
             _CasePlan(
                 case=case,
@@ -111,7 +116,9 @@ def _plan(template: str) -> _TemplatePlan:
                 swaps={name: tuple(subs.get(name, ())) for name, _ in essentials},
                 ref_cost=estimate_protocol_cost(reference),
                 ref_staff=estimate_staff_load(reference),
-                rules={level: _case_constraints(case, level, first_id=4) for level in DIFFICULTIES},
+                rules=rules,
+                rule_quantities={level: quantity_table(rules[level]) for level in DIFFICULTIES},
+                rule_terms={level: term_table(rules[level]) for level in DIFFICULTIES},
                 reference=case.hidden_reference.model_copy(update={"technique": case.technique}),
                 floor={level: _floor(minimal_protocol(case, level, {})) for level in DIFFICULTIES},
             )
@@ -241,7 +248,8 @@ def generate_scenario(
     budget_total = float(round(budget_remaining / (1.0 - spent) / 10.0) * 10.0)
     time_limit = max(time_limit, case.min_duration_days)
 
-    constraints = _lab_constraints(budget_remaining, time_limit, staff) + cp.rules[level]
+    lab_rules = _lab_constraints(budget_remaining, time_limit, staff)
+    constraints = lab_rules + cp.rules[level]
     resources = list(items.values())
     lab = construct(
         LabFacts,
@@ -251,7 +259,7 @@ def generate_scenario(
         time_limit_days=time_limit,
         safety_restrictions=list(plan.data.safety_restrictions),
     )
-    return construct(
+    pack = construct(
         NormalizedScenarioPack,
         scenario_id=f"{template}-{level}-{seed}",
         template=template,
@@ -282,6 +290,11 @@ def generate_scenario(
         ),
         lab_manager_observation=_lab_manager_observation(lab, resources),
     )
+    # The pack's bound and term tables, filled from their parts rather than re-derived: the lab's
+    # rules come first, with kinds of their own and no terms; the case's part is shared by its packs.
+    pack.__dict__["quantities"] = {**quantity_table(lab_rules), **cp.rule_quantities[level]}
+    pack.__dict__["terms"] = dict(cp.rule_terms[level])
+    return pack
 
 
 def _lab_constraints(budget: float, time_limit: int, staff: int) -> list[Constraint]:

@@ -149,20 +149,30 @@ class NormalizedScenarioPack(Contract):
     @cached_property
     def quantities(self) -> dict[str, tuple[float, ...]]:
         """Constraint kind -> the bounds its constraints state, in the constraints' order."""
-        table: dict[str, tuple[float, ...]] = {}
-        for c in self.constraints:
-            if c.quantity is not None:
-                table[c.kind] = (*table.get(c.kind, ()), c.quantity)
-        return table
+        return quantity_table(self.constraints)
 
     @cached_property
     def terms(self) -> dict[str, tuple[str, ...]]:
         """Constraint kind -> the non-empty terms (reviews, forbidden practices), in order."""
-        table: dict[str, tuple[str, ...]] = {}
-        for c in self.constraints:
-            if c.term:
-                table[c.kind] = (*table.get(c.kind, ()), c.term)
-        return table
+        return term_table(self.constraints)
+
+
+def quantity_table(constraints: list[Constraint]) -> dict[str, tuple[float, ...]]:
+    """`NormalizedScenarioPack.quantities` of these constraints."""
+    table: dict[str, tuple[float, ...]] = {}
+    for c in constraints:
+        if c.quantity is not None:
+            table[c.kind] = (*table.get(c.kind, ()), c.quantity)
+    return table
+
+
+def term_table(constraints: list[Constraint]) -> dict[str, tuple[str, ...]]:
+    """`NormalizedScenarioPack.terms` of these constraints."""
+    table: dict[str, tuple[str, ...]] = {}
+    for c in constraints:
+        if c.term:
+            table[c.kind] = (*table.get(c.kind, ()), c.term)
+    return table
 
 
 class Essential(NamedTuple):
