@@ -108,7 +108,9 @@ def _plan(template: str) -> _TemplatePlan:
             required_equipment=list(case.needed_equipment),
             required_reagents=list(case.needed_reagents),
         )
-        rules = {level: _case_constraints(case, level, first_id=4) for level in DIFFICULTIES}
+        rules: dict[str, list[Constraint]] = {
+            level: _case_constraints(case, level, first_id=4) for level in DIFFICULTIES
+        }
         cases.append(
             _CasePlan(
                 case=case,
