@@ -36,7 +36,7 @@ from replicalab.scenarios import (
     template_names,
 )
 from replicalab.scenarios import registry as registry_module
-from replicalab.scenarios.types import CatalogueItem
+from replicalab.scenarios.types import CatalogueItem, quantity_table, term_table
 from replicalab.validation import validate_protocol
 
 COMBOS = [(t, d) for t in BUILTIN_TEMPLATES for d in DIFFICULTIES]
@@ -353,3 +353,15 @@ def test_save_and_load_pack_round_trip(tmp_path: Path, template: str, difficulty
     assert loaded == pack
     assert loaded.model_dump_json() == pack.model_dump_json()
     assert loaded.substitutes == pack.substitutes
+
+
+@pytest.mark.parametrize(("template", "difficulty"), COMBOS)
+def test_tables_the_generator_fills_equal_the_derived_ones(template: str, difficulty: str) -> None:
+    for seed in range(60):
+        pack = generate_scenario(seed, template, difficulty)
+        filled = {name: pack.__dict__[name] for name in ("quantities", "terms")}
+        assert filled["quantities"] == quantity_table(pack.constraints)
+        assert filled["terms"] == term_table(pack.constraints)
+        assert list(filled["quantities"]) == list(quantity_table(pack.constraints))  # order too
+        copy = pack.model_copy(update={"constraints": pack.constraints[:2]})
+        assert copy.quantities == quantity_table(pack.constraints[:2])  # a copy derives afresh
