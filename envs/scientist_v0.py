@@ -41,7 +41,7 @@ from typing import Any
 import gymnasium as gym
 
 from envs.render import RENDER_MODES, check_render_mode, render
-from envs.replicalab_v0 import Session
+from envs.session import Session
 from replicalab.episode import SCIENTIST
 
 

@@ -1,0 +1,182 @@
+"""The shared front of every env: draw a scenario, own the `Episode`, translate both ways.
+
+The AEC env, the parallel env and the Gymnasium env each hold one `Session`; none of them knows
+a rule of the game (those are `replicalab.episode.Episode`'s), and none of them translates an
+action or an observation on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+
+from envs import codec
+from envs.spaces import (
+    fit_text,
+    lab_manager_action_space,
+    lab_manager_observation_space,
+    scientist_action_space,
+    scientist_observation_space,
+)
+from replicalab.agents.scientist_policy import (
+    build_scientist_system_prompt,
+    format_scientist_observation,
+)
+from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, coerce_action
+from replicalab.models import LabManagerAction, ScientistAction
+from replicalab.rewards import RewardConfig, get_preset
+from replicalab.scenarios import (
+    BUILTIN_TEMPLATES,
+    DEFAULT_MAX_ROUNDS,
+    DIFFICULTIES,
+    NormalizedScenarioPack,
+    generate_scenario,
+    template_names,
+)
+
+ACTION_MODES = ("structured", "text")
+
+
+class Session:
+    """The shared front: draw a scenario, own the Episode, translate actions and observations.
+
+    Both the AEC env and the parallel env (and the Gymnasium env) hold one; none of them knows a
+    rule of the game.
+    """
+
+    def __init__(
+        self,
+        *,
+        templates: tuple[str, ...] | list[str] | None = None,
+        difficulties: tuple[str, ...] | list[str] | None = None,
+        reward_config: str | RewardConfig = "default",
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        step_cap: int | None = None,
+        action_mode: str = "structured",
+    ) -> None:
+        self.templates = tuple(templates) if templates is not None else BUILTIN_TEMPLATES
+        self.difficulties = tuple(difficulties) if difficulties is not None else DIFFICULTIES
+        if not self.templates:
+            raise ValueError("templates: give at least one template")
+        known = template_names()
+        for name in self.templates:
+            if name not in known:
+                raise ValueError(f"templates: unknown template {name!r}; valid: {', '.join(known)}")
+        for level in self.difficulties:
+            if level not in DIFFICULTIES:
+                raise ValueError(f"difficulties: unknown {level!r}; valid: {', '.join(DIFFICULTIES)}")
+        if not self.difficulties:
+            raise ValueError("difficulties: give at least one difficulty")
+        if action_mode not in ACTION_MODES:
+            raise ValueError(f"action_mode: must be one of {ACTION_MODES}, got {action_mode!r}")
+        self.reward_config = get_preset(reward_config) if isinstance(reward_config, str) else reward_config
+        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
+            raise ValueError(f"max_rounds: must be a positive int, got {max_rounds!r}")
+        self.max_rounds = max_rounds
+        self.step_cap = step_cap
+        self.action_mode = action_mode
+        self.action_spaces: dict[str, spaces.Space[Any]] = {
+            SCIENTIST: scientist_action_space(action_mode),
+            LAB_MANAGER: lab_manager_action_space(),
+        }
+        self.observation_spaces: dict[str, spaces.Space[Any]] = {
+            SCIENTIST: scientist_observation_space(action_mode, codec.SCIENTIST_FEATURES),
+            LAB_MANAGER: lab_manager_observation_space(codec.LAB_MANAGER_FEATURES),
+        }
+        self.episode: Episode | None = None
+        self.np_random: np.random.Generator | None = None
+        self.system_prompt = ""
+
+    def start(self, seed: int | None, options: dict[str, Any] | None) -> Episode:
+        """Begin a new episode; `options` may pin `scenario` (a pack) or `template`/`difficulty`/`scenario_seed`."""
+        if seed is not None or self.np_random is None:
+            self.np_random, _ = seeding.np_random(seed)
+        rng = self.np_random
+        template = self.templates[int(rng.integers(len(self.templates)))]
+        difficulty = self.difficulties[int(rng.integers(len(self.difficulties)))]
+        scenario_seed = int(rng.integers(2**31 - 1))
+        options = options or {}
+        pack = options.get("scenario")
+        if pack is None:
+            pack = generate_scenario(
+                int(options.get("scenario_seed", scenario_seed)),
+                options.get("template", template),
+                options.get("difficulty", difficulty),
+            )
+        elif not isinstance(pack, NormalizedScenarioPack):
+            raise TypeError("options['scenario']: expected a NormalizedScenarioPack")
+        self.episode = Episode(
+            pack,
+            max_rounds=self.max_rounds,
+            reward_config=self.reward_config,
+            step_cap=self.step_cap,
+        )
+        self.scientist_codec = codec.ScientistCodec(pack)
+        self.system_prompt = build_scientist_system_prompt(pack) if self.action_mode == "text" else ""
+        return self.episode
+
+    def translate(self, agent: str, action: Any) -> ScientistAction | LabManagerAction | ActionError:
+        """What the agent's action means, whatever form it came in."""
+        episode = self.episode
+        assert episode is not None
+        if isinstance(action, (ScientistAction, LabManagerAction, ActionError, dict, str)):
+            return coerce_action(agent, action)
+        if agent == SCIENTIST:
+            if self.action_mode == "text":
+                return ActionError(
+                    code="wrong_action_type",
+                    message=f"text mode expects a string, got {type(action).__name__}",
+                )
+            return self.scientist_codec.decode(action, episode.scientist_mask())
+        return codec.decode_lab_manager(action, episode)
+
+    def observe(self, agent: str) -> dict[str, Any]:
+        episode = self.episode
+        assert episode is not None
+        if agent == SCIENTIST:
+            features = codec.scientist_features(self.scientist_codec, episode)
+            if self.action_mode == "text":
+                prompt = format_scientist_observation(episode.scientist_observation())
+                return {
+                    "observation": features,
+                    "prompt": fit_text(prompt),
+                    "action_mask": np.array(episode.scientist_mask(), dtype=np.int8),
+                }
+            return {
+                "observation": features,
+                "action_mask": self.scientist_codec.mask(episode.scientist_mask()),
+            }
+        return {
+            "observation": codec.lab_manager_features(episode, self.scientist_codec),
+            "action_mask": codec.lab_manager_mask(episode),
+        }
+
+    def info(
+        self,
+        agent: str,
+        outcome_components: dict[str, float] | None = None,
+        error: ActionError | None = None,
+    ) -> dict[str, Any]:
+        """What an agent may read about the last step: never the hidden reference or private lab facts."""
+        episode = self.episode
+        assert episode is not None
+        info: dict[str, Any] = {
+            "round": min(episode.round_number, episode.max_rounds),
+            "reward_components": dict(outcome_components or {}),
+            "error": {"code": error.code, "message": error.message} if error else None,
+        }
+        if episode.done:
+            info["verdict"] = episode.verdict
+            if episode.breakdown is not None:
+                b = episode.breakdown
+                info["judge"] = {
+                    "rigor": b.rigor,
+                    "feasibility": b.feasibility,
+                    "fidelity": b.fidelity,
+                    "parsimony": b.parsimony,
+                    "total": b.total,
+                }
+        return info
