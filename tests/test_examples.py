@@ -30,6 +30,12 @@ PROMISES = {
         r"episode 0: \d+ steps, return [+-]\d+\.\d\d, verdict \w+",
         r"episode 4: ",
     ],
+    "05_llm_scientist_text_mode.py": [
+        r"scientist: propose_protocol after 2 attempt\(s\), last error invalid_json",
+        r"lab_manager: \w+",
+        r"scientist: accept after 1 attempt\(s\)",
+        r"verdict: agreement; refused moves: 0",
+    ],
     "04_reward_shaping.py": [
         r"sparse\s+baseline\s+\+\d",
         r"default\s+random\s+[+-]\d.*no_agreement",

@@ -1,0 +1,54 @@
+"""An LLM Scientist in text mode: prompt in, JSON out, parsed and retried by the seed's helpers.
+
+`fake_llm` stands in for a model behind any `GenerateFn` (messages -> text); its first reply is
+malformed on purpose so the correction prompt and the retry show. Swap in a real client.
+Run: python examples/05_llm_scientist_text_mode.py
+"""
+
+import json
+
+from envs import replicalab_v0
+from replicalab.agents import call_scientist_with_retry
+
+calls = {"n": 0}
+
+
+def fake_llm(messages: list[dict[str, str]]) -> str:
+    calls["n"] += 1
+    if calls["n"] == 1:
+        return "Sure! Here is my plan: {sample_size: 8,}"  # not JSON: the parser says so
+    prompt = messages[1]["content"]
+    if "lab_manager (suggest_alternative)" in prompt or "lab_manager (accept)" in prompt:
+        return '```json\n{"action_type": "accept"}\n```'  # accepting adopts a suggestion
+    plan = {
+        "action_type": "propose_protocol",
+        "sample_size": 6,
+        "duration_days": 3,
+        "technique": "independent re-run of the published method",
+        "controls": ["baseline comparison"],
+        "rationale": "Smallest plan that still tests the claim.",
+    }
+    return f"My proposal:\n{json.dumps(plan)}"
+
+
+env = replicalab_v0.env(action_mode="text", templates=["math_reasoning"], difficulties=["easy"])
+env.reset(seed=3)
+system_prompt = env.infos["scientist"]["system_prompt"]
+for agent in env.agent_iter():
+    observation, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        env.step(None)
+        continue
+    if agent == "scientist":
+        result = call_scientist_with_retry(fake_llm, system_prompt, observation["prompt"])
+        print(
+            f"scientist: {result.action.action_type.value} after {result.metadata.attempt_count} "
+            f"attempt(s), last error {result.metadata.last_error_code}"
+        )
+        env.step(result.action)
+    else:  # the reference Lab Manager (check -> suggest -> compose); a learned one could answer here
+        env.step(env.unwrapped.episode.grounded_lab_response())
+        print(f"lab_manager: {env.unwrapped.episode.transcript[-1].action_type}")
+print(
+    f"verdict: {env.unwrapped.episode.verdict}; refused moves: {env.unwrapped.episode.invalid_action_count}"
+)
