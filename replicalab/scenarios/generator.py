@@ -305,52 +305,27 @@ def _lab_constraints(budget: float, time_limit: int, staff: int) -> list[Constra
     A staff cap no plan can exceed (the staff formula tops out at `_MAX_STAFF_LOAD`) would be
     decorative, so c3 is stated only when it can bind.
     """
-    rules = [_duration_rule(time_limit), _budget_rule(budget)]
+    rules = [_lab_rule("max_duration_days", float(time_limit)), _lab_rule("max_budget", budget)]
     if staff < _MAX_STAFF_LOAD:
-        rules.append(_staff_rule(staff))
+        rules.append(_lab_rule("max_staff", float(staff)))
     return rules
+
+
+# kind -> (id number, description with {q} for the bound, unit)
+_LAB_RULES = {
+    "max_duration_days": (1, "The experiment must finish within {q:g} days.", "days"),
+    "max_budget": (2, "Total cost must not exceed {q:g} credits.", "credits"),
+    "max_staff": (3, "At most {q:g} staff can be assigned.", "people"),
+}
 
 
 # The lab's numbers take few distinct values across seeds, and constraints are frozen values that
 # packs may share, so each rule is built (its text formatted) once per number.
-
-
-@lru_cache(maxsize=256)
-def _duration_rule(time_limit: int) -> Constraint:
-    return _constraint(
-        1,
-        "max_duration_days",
-        True,
-        f"The experiment must finish within {time_limit} days.",
-        quantity=float(time_limit),
-        comparator="<=",
-        unit="days",
-    )
-
-
 @lru_cache(maxsize=4096)
-def _budget_rule(budget: float) -> Constraint:
+def _lab_rule(kind: str, quantity: float) -> Constraint:
+    index, description, unit = _LAB_RULES[kind]
     return _constraint(
-        2,
-        "max_budget",
-        True,
-        f"Total cost must not exceed {budget:g} credits.",
-        quantity=budget,
-        comparator="<=",
-        unit="credits",
-    )
-
-
-@lru_cache(maxsize=256)
-def _staff_rule(staff: int) -> Constraint:
-    return _constraint(
-        3,
-        "max_staff",
-        True,
-        f"At most {staff} staff can be assigned.",
-        quantity=float(staff),
-        comparator="<=",
-        unit="people",
+        index, kind, True, description.format(q=quantity), quantity=quantity, comparator="<=", unit=unit
     )
 
 
