@@ -22,7 +22,11 @@ from operator import ne
 from pydantic import ValidationError
 
 from replicalab.agents.lab_manager_policy import check_feasibility, respond
-from replicalab.agents.scientist_policy import ScientistOutputParseError, parse_scientist_output
+from replicalab.agents.scientist_policy import (
+    ScientistOutputParseError,
+    parse_model_output,
+    parse_scientist_output,
+)
 from replicalab.judge import build_reward_breakdown
 from replicalab.lab_answers import answer_questions
 from replicalab.models import (
@@ -100,13 +104,9 @@ def coerce_action(agent: str, action: object) -> ScientistAction | LabManagerAct
                     code=exc.code, message=_loggable(exc.message), raw=_loggable(action[:2000])
                 )
         try:
-            return LabManagerAction.model_validate_json(action)
-        except ValidationError as exc:
-            return ActionError(
-                code="invalid_action",
-                message=describe_validation_error(exc),
-                raw=_loggable(action[:2000]),
-            )
+            return parse_model_output(action, LabManagerAction)
+        except ScientistOutputParseError as exc:
+            return ActionError(code=exc.code, message=_loggable(exc.message), raw=_loggable(action[:2000]))
     if isinstance(action, Mapping):
         model = ScientistAction if agent == SCIENTIST else LabManagerAction
         try:

@@ -240,15 +240,17 @@ def test_coerce_accepts_models_dicts_and_json_for_both_agents() -> None:
     assert coerce_action(LAB_MANAGER, report.model_dump()) == report
     assert coerce_action(LAB_MANAGER, report.model_dump_json()) == report
     assert coerce_action(LAB_MANAGER, report) is report
-    for text, code in (
-        ("no json", "no_json"),
-        ('{"action_type":', "invalid_json"),
-        ('{"action_type": "dance"}', "invalid_action"),
-    ):
-        error = coerce_action(SCIENTIST, text)
-        assert isinstance(error, ActionError) and error.code == code and error.raw == text
-    bad = coerce_action(LAB_MANAGER, "{not json")
-    assert isinstance(bad, ActionError) and bad.code == "invalid_action"
+    fenced = f"Here is my verdict:\n```json\n{report.model_dump_json()}\n```"
+    assert coerce_action(LAB_MANAGER, fenced) == report  # the same parser reads both agents
+    for agent in (SCIENTIST, LAB_MANAGER):
+        for text, code in (
+            ("no json", "no_json"),
+            ('{"action_type":', "invalid_json"),
+            ("{not json", "invalid_json"),
+            ('{"action_type": "dance"}', "invalid_action"),
+        ):
+            error = coerce_action(agent, text)
+            assert isinstance(error, ActionError) and error.code == code and error.raw == text
 
 
 @pytest.mark.parametrize("agent", [SCIENTIST, LAB_MANAGER])

@@ -33,9 +33,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from itertools import islice
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, TypeVar
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from replicalab.memo import IdentityMemo
 from replicalab.models import (
@@ -72,6 +72,7 @@ GenerateFn = Callable[[list[dict[str, str]]], str]
 
 ParseErrorCode = Literal["no_json", "invalid_json", "invalid_action"]
 
+ActionModel = TypeVar("ActionModel", bound=BaseModel)
 MAX_OUTPUT_CHARS = 20_000
 """Longest model output the parser reads; a longer one is refused as `invalid_json`."""
 
@@ -222,6 +223,15 @@ _MAX_CANDIDATES = 16  # bounds the decoding work on text full of {brace} spans
 
 def parse_scientist_output(raw_text: str) -> ScientistAction:
     """Extract and validate the one ScientistAction in `raw_text`, in time linear in its length."""
+    return parse_model_output(raw_text, ScientistAction)
+
+
+def parse_model_output(raw_text: str, model: type[ActionModel]) -> ActionModel:
+    """Extract and validate one `model` in `raw_text` (plain, fenced or prose-wrapped JSON).
+
+    The Scientist's parser, for any action model: a text-mode Lab Manager's output goes through
+    it too, so both agents' malformed outputs get the same codes.
+    """
     if not isinstance(raw_text, str):
         raise TypeError(f"raw_text must be str, not {type(raw_text).__name__}")
     if len(raw_text) > MAX_OUTPUT_CHARS:
@@ -232,7 +242,7 @@ def parse_scientist_output(raw_text: str) -> ScientistAction:
         message = "expected one JSON object, got a JSON array"
         raise ScientistOutputParseError("invalid_action", message, raw_text)
     try:
-        return ScientistAction.model_validate(payload)
+        return model.model_validate(payload)
     except ValidationError as exc:
         raise ScientistOutputParseError(
             "invalid_action", _describe_validation_error(exc), raw_text, payload
