@@ -291,6 +291,14 @@ class ScientistCodec:
         return vec
 
 
+# Every mask the Lab Manager can get, built once: copying one is cheaper than building it.
+_LAB_MANAGER_MASKS: dict[tuple[int, ...], np.ndarray] = {
+    legal: np.array(legal, dtype=np.int8)
+    for legal in [(0, 0, 0, 0), (1, 0, 0, 0)]
+    + [(1, s, int(not f), int(f)) for s in (0, 1) for f in (False, True)]
+}
+
+
 def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:
     """Stances the facts allow, in `LAB_MANAGER_ACTION_TYPES` order (zero off-turn unless `any_turn`)."""
     if episode.done or not (any_turn or episode.agent_selection == LAB_MANAGER):
@@ -300,7 +308,8 @@ def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:
     else:
         feasible = episode.check is not None and episode.check.feasible
         legal = (1, int(episode.suggestion is not None), int(not feasible), int(feasible))
-    return np.array(legal, dtype=np.int8)
+    mask: np.ndarray = _LAB_MANAGER_MASKS[legal].copy()
+    return mask
 
 
 def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | ActionError:

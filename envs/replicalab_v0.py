@@ -141,10 +141,9 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
         self._cumulative_rewards[agent] = 0.0
         outcome = episode.step(self.session.translate(agent, action))
         self.rewards = outcome.rewards
-        for name in self.agents:
-            self.infos[name] = self.session.info(
-                name, outcome.components.get(name), outcome.error if name == agent else None
-            )
+        info, error = self.session.info, outcome.error
+        for name, components in outcome.components.items():  # every agent: none has left yet
+            self.infos[name] = info(name, components, error if name == agent else None)
         if episode.done:
             self.terminations = dict.fromkeys(self.agents, episode.terminated)
             self.truncations = dict.fromkeys(self.agents, episode.truncated)

@@ -165,10 +165,10 @@ class Session:
         assert episode is not None
         info: dict[str, Any] = {
             "round": min(episode.round_number, episode.max_rounds),
-            "reward_components": dict(outcome_components or {}),
+            "reward_components": dict(outcome_components) if outcome_components else {},
             "error": {"code": error.code, "message": error.message} if error else None,
         }
-        if episode.done:
+        if episode.terminated or episode.truncated:
             info["verdict"] = episode.verdict
             if episode.breakdown is not None:
                 b = episode.breakdown

@@ -47,6 +47,7 @@ from replicalab.models import (
     StepRecord,
     Verdict,
     construct,
+    construct_from,
 )
 from replicalab.rewards import RewardConfig, Transition, get_preset, potential, reward_components
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS, NormalizedScenarioPack
@@ -116,7 +117,7 @@ def coerce_action(agent: str, action: object) -> ScientistAction | LabManagerAct
     return ActionError(code="wrong_action_type", message=f"{agent} cannot act with a {type(action).__name__}")
 
 
-@dataclass
+@dataclass(slots=True)
 class _Turn:
     agent: str
     round_number: int
@@ -126,7 +127,7 @@ class _Turn:
     rewards: dict[str, float]  # agent -> reward paid by this turn
 
 
-@dataclass
+@dataclass(slots=True)
 class StepOutcome:
     """What one `step` paid: the reward and its named components, for every agent."""
 
@@ -250,9 +251,9 @@ class Episode:
         return self._grounded.response if self._grounded else _no_protocol_response()
 
     def scientist_observation(self) -> ScientistObservation:
-        return construct(
+        return construct_from(
             ScientistObservation,
-            **{
+            {
                 **self.scenario.scientist_observation.__dict__,
                 "conversation_history": list(self.transcript),
                 "current_protocol": self.protocol,
@@ -262,9 +263,9 @@ class Episode:
         )
 
     def lab_manager_observation(self) -> LabManagerObservation:
-        return construct(
+        return construct_from(
             LabManagerObservation,
-            **{
+            {
                 **self.scenario.lab_manager_observation.__dict__,
                 "conversation_history": list(self.transcript),
                 "current_protocol": self.protocol,
@@ -301,16 +302,27 @@ class Episode:
             self.final_protocol = self.protocol
             transition = transition.model_copy(update={"terminal": True, "verdict": "truncated"})
         components = reward_components(self.reward_config, transition)  # every agent, in AGENTS order
-        rewards = {name: sum(components[name].values(), 0.0) for name in AGENTS}
-        for name in AGENTS:
-            self.totals[name] += rewards[name]
-        self._turns.append(_Turn(agent, round_number, valid, error, components, rewards))
+        scientist = sum(components[SCIENTIST].values(), 0.0)
+        lab_manager = sum(components[LAB_MANAGER].values(), 0.0)
+        totals = self.totals
+        totals[SCIENTIST] += scientist
+        totals[LAB_MANAGER] += lab_manager
+        self._turns.append(
+            _Turn(
+                agent,
+                round_number,
+                valid,
+                error,
+                components,
+                {SCIENTIST: scientist, LAB_MANAGER: lab_manager},
+            )
+        )
         if not self.done:
             self.agent_selection = LAB_MANAGER if agent == SCIENTIST else SCIENTIST
         # The caller gets its own dicts: fronts mutate theirs (PettingZoo clears rewards in place).
         return StepOutcome(
-            rewards=dict(rewards),
-            components={name: dict(terms) for name, terms in components.items()},
+            rewards={SCIENTIST: scientist, LAB_MANAGER: lab_manager},
+            components={SCIENTIST: dict(components[SCIENTIST]), LAB_MANAGER: dict(components[LAB_MANAGER])},
             error=error,
         )
 
@@ -340,9 +352,9 @@ class Episode:
         return None
 
     def _transition(self, agent: str, **kw: object) -> Transition:
-        return construct(
+        return construct_from(
             Transition,
-            **{**_TRANSITION_DEFAULTS, "phi_before": self._phi, "phi_after": self._phi, "agent": agent, **kw},
+            {**_TRANSITION_DEFAULTS, "phi_before": self._phi, "phi_after": self._phi, "agent": agent, **kw},
         )
 
     def _refuse(self, agent: str, error: ActionError) -> Transition:

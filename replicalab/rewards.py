@@ -193,36 +193,41 @@ def shaping(config: RewardConfig, transition: Transition) -> float:
     return config.gamma * after - transition.phi_before
 
 
-def _put(table: dict[str, float], name: str, value: float) -> None:
-    if value:
-        table[name] = value
-
-
 def reward_components(config: RewardConfig, transition: Transition) -> dict[str, dict[str, float]]:
-    """Named reward components of one transition, per agent (non-zero ones only)."""
+    """Named reward components of one transition, per agent (non-zero ones only).
+
+    Spelled out term by term: this runs on every agent turn of every rollout.
+    """
     t = transition
     p = config.penalties
-    out: dict[str, dict[str, float]] = {"scientist": {}, "lab_manager": {}}
-    actor = out[t.agent]
-    _put(actor, "step_cost", -config.step_cost)
-    if t.error_code is not None:
-        _put(actor, "invalid_action", -p.invalid_action)
-    if t.repeated:
-        _put(actor, "stalling", -p.stalling)
-    _put(actor, "hallucinated_resource", -p.hallucinated_resource * t.hallucinated_items)
+    scientist: dict[str, float] = {}
+    lab_manager: dict[str, float] = {}
+    actor = scientist if t.agent == "scientist" else lab_manager
+    if config.step_cost:
+        actor["step_cost"] = -config.step_cost
+    if t.error_code is not None and p.invalid_action:
+        actor["invalid_action"] = -p.invalid_action
+    if t.repeated and p.stalling:
+        actor["stalling"] = -p.stalling
+    if t.hallucinated_items and p.hallucinated_resource:
+        actor["hallucinated_resource"] = -p.hallucinated_resource * t.hallucinated_items
     before, after = t.failing_before, t.failing_after
-    if before is not None and after is not None and after > before:
-        _put(actor, "regression", -p.regression)
-    _put(actor, "misreport", -p.misreport * t.misreported_flags)
-    if t.agent == "scientist" or t.terminal:
-        _put(out["scientist"], "shaping", shaping(config, t))
-    if t.verdict == "agreement" and t.breakdown is not None:
+    if before is not None and after is not None and after > before and p.regression:
+        actor["regression"] = -p.regression
+    if t.misreported_flags and p.misreport:
+        actor["misreport"] = -p.misreport * t.misreported_flags
+    if config.potential != "none" and (t.agent == "scientist" or t.terminal):
+        value = shaping(config, t)
+        if value:
+            scientist["shaping"] = value
+    verdict = t.verdict
+    if verdict == "agreement" and t.breakdown is not None:
         value = judge_reward(config, t.breakdown)
-        _put(out["scientist"], "judge", value)
-        _put(out["lab_manager"], "judge", value)
-    elif t.verdict in _NO_AGREEMENT:
-        _put(out["scientist"], "no_agreement", -p.no_agreement)
-        _put(out["lab_manager"], "no_agreement", -p.no_agreement)
-        if t.verdict == "accept_without_consent":
-            _put(out["scientist"], "accept_without_consent", -p.accept_without_consent)
-    return out
+        if value:
+            scientist["judge"] = lab_manager["judge"] = value
+    elif verdict in _NO_AGREEMENT:
+        if p.no_agreement:
+            scientist["no_agreement"] = lab_manager["no_agreement"] = -p.no_agreement
+        if verdict == "accept_without_consent" and p.accept_without_consent:
+            scientist["accept_without_consent"] = -p.accept_without_consent
+    return {"scientist": scientist, "lab_manager": lab_manager}
