@@ -5,9 +5,15 @@ reagents, schedule, staff, policy) so the Lab Manager's seven checks can read th
 one validation pass; `reference` warnings compare the plan with the hidden reference spec and
 are for the judge and the Lab Manager's private view only — never for the Scientist.
 Errors are what a check must fail on; warnings are what a careful reviewer would remark.
+
+Validation runs on every proposal of every episode, each in a new pack, so it keeps no per-pack
+state: numeric rules compare one measure of the plan with the bound, and the text rules (reviews,
+forbidden practices) are cached on the term and the plan's texts, which recur across packs.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import Constraint, Protocol, ValidationIssue, ValidationResult, construct
@@ -15,6 +21,17 @@ from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import affirmed, content_words, occurs, spaced
 
 _REFERENCE_COVERAGE = 0.5  # share of an element's content words the plan must mention
+
+# Numeric constraint kind -> (the dimension that enforces it, whether the bound is a minimum, how
+# a violation reads given the plan's measure and the bound, where its measure sits in `measures`).
+_BOUNDS: dict[str, tuple[str, bool, str, int]] = {
+    "max_duration_days": ("schedule", False, "duration {} days exceeds the limit of {:g} days", 0),
+    "max_budget": ("budget", False, "estimated cost {:g} exceeds the budget of {:g} credits", 1),
+    "max_staff": ("staff", False, "needs {} staff but at most {:g} are available", 2),
+    "min_sample_size": ("protocol", True, "sample size {} is below the minimum of {:g}", 3),
+    "max_sample_size": ("protocol", False, "sample size {} is above the preferred cap of {:g}", 3),
+    "min_controls": ("protocol", True, "{} distinct controls, at least {:g} required", 4),
+}
 
 
 def _issue(severity: str, category: str, message: str, constraint_id: str | None = None) -> ValidationIssue:
@@ -32,140 +49,74 @@ def plan_texts(protocol: Protocol) -> list[str]:
     return [protocol.technique, protocol.rationale, *protocol.controls]
 
 
-class _Plan:
-    """The protocol's texts in the spaced form phrase tests read, each joined once on first use
-    (one protocol meets several review and forbidden-practice constraints)."""
-
-    __slots__ = ("_controls", "_texts", "protocol")
-
-    def __init__(self, protocol: Protocol) -> None:
-        self.protocol = protocol
-        self._controls: str | None = None
-        self._texts: str | None = None
-
-    def _controls_text(self) -> str:
-        if self._controls is None:
-            self._controls = "".join(map(spaced, self.protocol.controls))
-        return self._controls
-
-    def controls_mention(self, phrase: str) -> bool:
-        return occurs(phrase, self._controls_text())
-
-    def affirms(self, phrase: str) -> bool:
-        """Some plan text names `phrase` without negating it (a cheap whole-plan test first)."""
-        if self._texts is None:
-            protocol = self.protocol
-            self._texts = spaced(protocol.technique) + spaced(protocol.rationale) + self._controls_text()
-        if not occurs(phrase, self._texts):
-            return False
-        return any(affirmed(phrase, text) for text in plan_texts(self.protocol))
+@lru_cache(maxsize=8192)
+def _reviewed(term: str, controls: tuple[str, ...]) -> bool:
+    """Some control names the review `term` (the controls read as one text: see `spaced`)."""
+    return occurs(term, "".join(map(spaced, controls)))
 
 
-def _max_duration(c: Constraint, q: float, plan: _Plan) -> str | None:
-    days = plan.protocol.duration_days
-    return f"duration {days} days exceeds the limit of {q:g} days" if days > q else None
+@lru_cache(maxsize=8192)
+def _practised(term: str, technique: str, rationale: str, controls: tuple[str, ...]) -> bool:
+    """Some plan text names the practice `term` without negating it."""
+    return any(affirmed(term, text) for text in (technique, rationale, *controls))
 
 
-def _max_budget(c: Constraint, q: float, plan: _Plan) -> str | None:
-    cost = estimate_protocol_cost(plan.protocol)
-    return f"estimated cost {cost:g} exceeds the budget of {q:g} credits" if cost > q else None
-
-
-def _max_staff(c: Constraint, q: float, plan: _Plan) -> str | None:
-    load = estimate_staff_load(plan.protocol)
-    return f"needs {load} staff but at most {q:g} are available" if load > q else None
-
-
-def _min_sample(c: Constraint, q: float, plan: _Plan) -> str | None:
-    n = plan.protocol.sample_size
-    return f"sample size {n} is below the minimum of {q:g}" if n < q else None
-
-
-def _max_sample(c: Constraint, q: float, plan: _Plan) -> str | None:
-    n = plan.protocol.sample_size
-    return f"sample size {n} is above the preferred cap of {q:g}" if n > q else None
-
-
-def _min_controls(c: Constraint, q: float, plan: _Plan) -> str | None:
-    distinct = len(set(plan.protocol.controls))
-    return f"{distinct} distinct controls, at least {q:g} required" if distinct < q else None
-
-
-def _required_review(c: Constraint, q: float, plan: _Plan) -> str | None:
-    if not c.term or plan.controls_mention(c.term):
-        return None
-    return f"no control includes the {c.term}"
-
-
-def _forbidden_practice(c: Constraint, q: float, plan: _Plan) -> str | None:
-    if not c.term or not plan.affirms(c.term):
-        return None
-    return f"the plan uses a forbidden practice: {c.term}"
-
-
-# Constraint kind -> (the dimension that enforces it, the test that says how it is violated).
-_CONSTRAINT_RULES = {
-    "max_duration_days": ("schedule", _max_duration),
-    "max_budget": ("budget", _max_budget),
-    "max_staff": ("staff", _max_staff),
-    "min_sample_size": ("protocol", _min_sample),
-    "max_sample_size": ("protocol", _max_sample),
-    "min_controls": ("protocol", _min_controls),
-    "required_review": ("protocol", _required_review),
-    "forbidden_practice": ("policy", _forbidden_practice),
-}
-
-
-def _constraint_issues(constraints: list[Constraint], plan: _Plan) -> list[ValidationIssue]:
+def _constraint_issues(
+    constraints: list[Constraint], protocol: Protocol, cost: float, staff: int
+) -> list[ValidationIssue]:
     """One issue per constraint the plan violates, naming it, in the constraints' order."""
+    technique, rationale, controls = protocol.technique, protocol.rationale, tuple(protocol.controls)
+    measures = (protocol.duration_days, cost, staff, protocol.sample_size, len(set(controls)))
     issues = []
     for c in constraints:
-        rule = _CONSTRAINT_RULES.get(c.kind)
-        if rule is None:  # not a kind the contract allows: nothing to enforce
+        kind, term = c.kind, c.term
+        rule = _BOUNDS.get(kind)
+        if rule is not None:
+            dimension, is_minimum, reads, at = rule
+            value, bound = measures[at], c.quantity if c.quantity is not None else 0.0
+            if not (value < bound if is_minimum else value > bound):
+                continue
+            violated = reads.format(value, bound)
+        elif kind == "required_review":
+            if not term or _reviewed(term, controls):
+                continue
+            dimension, violated = "protocol", f"no control includes the {term}"
+        elif kind == "forbidden_practice":
+            if not term or not _practised(term, technique, rationale, controls):
+                continue
+            dimension, violated = "policy", f"the plan uses a forbidden practice: {term}"
+        else:  # not a kind the contract allows: nothing to enforce
             continue
-        dimension, violation = rule
-        violated = violation(c, c.quantity if c.quantity is not None else 0.0, plan)
-        if violated is not None:
-            severity, label = ("error", "hard") if c.hard else ("warning", "soft")
-            issues.append(_issue(severity, dimension, f"{c.id} ({label}): {violated}", c.id))
+        severity, label = ("error", "hard") if c.hard else ("warning", "soft")
+        issues.append(_issue(severity, dimension, f"{c.id} ({label}): {violated}", c.id))
     return issues
 
 
-def _item_issues(
-    protocol: Protocol,
-    scenario: NormalizedScenarioPack,
-    kind: str,
-) -> list[ValidationIssue]:
-    requested = protocol.required_equipment if kind == "equipment" else protocol.required_reagents
-    dimension = "equipment" if kind == "equipment" else "reagents"
-    unavailable_word = "booked" if kind == "equipment" else "out of stock"
+# Item kind -> (the dimension that owns it, what an unavailable one is).
+_ITEM_KINDS = {"equipment": ("equipment", "booked"), "reagent": ("reagents", "out of stock")}
+
+
+def _item_issues(requested: list[str], scenario: NormalizedScenarioPack, kind: str) -> list[ValidationIssue]:
+    dimension, unavailable = _ITEM_KINDS[kind]
     known = scenario.resource_by_name
     issues: list[ValidationIssue] = []
-    asked = {name.lower() for name in requested}
-    if len(asked) < len(requested):
-        issues.append(_issue("warning", dimension, f"duplicate {kind} items requested"))
+    asked: set[str] = set()
     for name in requested:
-        item = known.get(name.lower())
+        key = name.lower()
+        asked.add(key)
+        item = known.get(key)
         if item is None or item.kind != kind:
             issues.append(_issue("warning", dimension, f"unknown {kind}: {name}"))
         elif not item.available:
-            subs = scenario.substitutes.get(name.lower())
+            subs = scenario.substitutes.get(key)
             if subs:
-                issues.append(
-                    _issue(
-                        "warning",
-                        dimension,
-                        f"{name} is {unavailable_word}; allowed substitute: {subs[0]}",
-                    )
-                )
+                message = f"{name} is {unavailable}; allowed substitute: {subs[0]}"
+                issues.append(_issue("warning", dimension, message))
             else:
-                issues.append(
-                    _issue(
-                        "error",
-                        dimension,
-                        f"{name} is {unavailable_word} and has no allowed substitute",
-                    )
-                )
+                message = f"{name} is {unavailable} and has no allowed substitute"
+                issues.append(_issue("error", dimension, message))
+    if len(asked) < len(requested):  # this warning leads the list
+        issues.insert(0, _issue("warning", dimension, f"duplicate {kind} items requested"))
     for item, in_lab, _ in scenario.essentials:
         if item.kind == kind and in_lab.isdisjoint(asked):
             issues.append(
@@ -195,7 +146,9 @@ def validate_protocol(
         issues.append(_issue("error", "protocol", "technique is missing"))
     if not protocol.controls:
         issues.append(_issue("warning", "protocol", "no controls: results cannot be compared"))
-    issues += _constraint_issues(scenario.constraints, _Plan(protocol))
+    issues += _constraint_issues(
+        scenario.constraints, protocol, estimate_protocol_cost(protocol), estimate_staff_load(protocol)
+    )
     time_limit = scenario.lab.time_limit_days
     if protocol.duration_days > time_limit and not any(
         i.category == "schedule" and i.severity == "error" for i in issues
@@ -207,8 +160,8 @@ def validate_protocol(
                 f"duration {protocol.duration_days} days is over the lab's time limit of {time_limit} days",
             )
         )
-    issues += _item_issues(protocol, scenario, "equipment")
-    issues += _item_issues(protocol, scenario, "reagent")
+    issues += _item_issues(protocol.required_equipment, scenario, "equipment")
+    issues += _item_issues(protocol.required_reagents, scenario, "reagent")
     if include_reference:
         seen = frozenset().union(*(content_words(text) for text in plan_texts(protocol)))
         for element in scenario.hidden_reference_spec.required_elements:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 from typing import NamedTuple
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
@@ -81,6 +82,8 @@ _MAX_HALVINGS = 10
 _ITEM_FIELD = {"equipment": "required_equipment", "reagent": "required_reagents"}
 _UNAVAILABLE = {"equipment": "booked", "reagent": "out of stock"}
 _PASS = DimensionCheck()  # shared by every passing dimension (values are frozen: never mutate)
+_ALL_PASS = (_PASS,) * len(FEASIBILITY_DIMENSIONS)  # the seven dimensions of a passing check
+_ALL_OK = (True,) * len(FEASIBILITY_DIMENSIONS)  # and its flags
 
 
 def _require(value: object, cls: type, name: str) -> None:
@@ -92,13 +95,16 @@ def _require(value: object, cls: type, name: str) -> None:
 
 
 def _errors_by_dimension(validation: ValidationResult) -> dict[str, list[str]]:
-    """Error messages per dimension; an error of an unknown category counts against the protocol."""
+    """Error messages per dimension that validation raised any issue in (a warning adds the key,
+    not a message); an issue of an unknown category counts against the protocol."""
     errors: dict[str, list[str]] = {}
     for issue in validation.issues:
-        if issue.severity != "error" or issue.category == "reference":
+        if issue.category == "reference":
             continue
         dim = issue.category if issue.category in FEASIBILITY_DIMENSIONS else "protocol"
-        errors.setdefault(dim, []).append(issue.message)
+        messages = errors.setdefault(dim, [])
+        if issue.severity == "error":
+            messages.append(issue.message)
     return errors
 
 
@@ -125,10 +131,16 @@ def _check_items(
     requested: list[str],
     scenario: NormalizedScenarioPack,
     kind: str,
-    errors: list[str],
+    errors: list[str] | None,
     options: dict[str, list[str]],
 ) -> DimensionCheck:
-    """Validation's item errors, plus the items the lab cannot hand over as asked."""
+    """Validation's item errors, plus the items the lab cannot hand over as asked.
+
+    Validation flags every such item, so when it raised nothing about the dimension (`errors`
+    is None) the items pass without a second walk.
+    """
+    if errors is None:
+        return _PASS
     known = scenario.resource_by_name
     reasons: list[str] = []
     seen: set[str] = set()
@@ -154,9 +166,7 @@ def _check_equipment(
     errors: dict[str, list[str]],
     options: dict[str, list[str]],
 ) -> DimensionCheck:
-    return _check_items(
-        protocol.required_equipment, scenario, "equipment", errors.get("equipment", []), options
-    )
+    return _check_items(protocol.required_equipment, scenario, "equipment", errors.get("equipment"), options)
 
 
 def _check_reagents(
@@ -165,7 +175,7 @@ def _check_reagents(
     errors: dict[str, list[str]],
     options: dict[str, list[str]],
 ) -> DimensionCheck:
-    return _check_items(protocol.required_reagents, scenario, "reagent", errors.get("reagents", []), options)
+    return _check_items(protocol.required_reagents, scenario, "reagent", errors.get("reagents"), options)
 
 
 def _check_schedule(errors: dict[str, list[str]]) -> DimensionCheck:
@@ -190,22 +200,34 @@ def _check_policy(errors: dict[str, list[str]]) -> DimensionCheck:
 
 def check_feasibility(protocol: Protocol, scenario: NormalizedScenarioPack) -> FeasibilityCheckResult:
     """Run the seven dimension checks on `protocol` in `scenario`; deterministic, no LLM."""
-    _require(protocol, Protocol, "protocol")
-    _require(scenario, NormalizedScenarioPack, "scenario")
+    # validate_protocol refuses an argument of the wrong type with the TypeError `_require` raises
     validation = validate_protocol(protocol, scenario, include_reference=False)
-    errors = _errors_by_dimension(validation)
     cost = _estimate_protocol_cost(protocol)
     staff = _estimate_staff_load(protocol)
+    lab = scenario.lab
     options: dict[str, list[str]] = {}
+    dimensions = _ALL_PASS  # when validation raised nothing and the lab's numbers hold
+    if validation.issues or cost > lab.budget_remaining or staff > lab.staff_count:
+        errors = _errors_by_dimension(validation)
+        dimensions = (
+            _build_protocol_check(errors),
+            _check_budget(cost, scenario, errors),
+            _check_equipment(protocol, scenario, errors, options),
+            _check_reagents(protocol, scenario, errors, options),
+            _check_schedule(errors),
+            _check_staff(staff, scenario, errors),
+            _check_policy(errors),
+        )
+    protocol_check, budget, equipment, reagents, schedule, staff_check, policy = dimensions
     return construct(
         FeasibilityCheckResult,
-        protocol=_build_protocol_check(errors),
-        budget=_check_budget(cost, scenario, errors),
-        equipment=_check_equipment(protocol, scenario, errors, options),
-        reagents=_check_reagents(protocol, scenario, errors, options),
-        schedule=_check_schedule(errors),
-        staff=_check_staff(staff, scenario, errors),
-        policy=_check_policy(errors),
+        protocol=protocol_check,
+        budget=budget,
+        equipment=equipment,
+        reagents=reagents,
+        schedule=schedule,
+        staff=staff_check,
+        policy=policy,
         estimated_cost=cost,
         required_staff=staff,
         substitution_options=options,
@@ -375,8 +397,13 @@ def suggest_alternative(
     _require(protocol, Protocol, "protocol")
     _require(check_result, FeasibilityCheckResult, "check_result")
     _require(scenario, NormalizedScenarioPack, "scenario")
-    if check_result.feasible:
-        return None
+    return None if check_result.feasible else _suggest(protocol, check_result, scenario)
+
+
+def _suggest(
+    protocol: Protocol, check_result: FeasibilityCheckResult, scenario: NormalizedScenarioPack
+) -> AlternativeSuggestion:
+    """`suggest_alternative` of an infeasible check, its arguments known to be of their types."""
     before = check_result.failed_dimensions
     revised, changes = _revise(protocol, check_result, scenario, add_missing=True)
     post = check_feasibility(revised, scenario) if changes else check_result
@@ -429,16 +456,17 @@ def _render_change(change: SuggestionChange) -> str:
     return f"{change.field}: {edit} ({change.reason}; tradeoff: {change.tradeoff})"
 
 
+def _accepted(cost: float, staff: int) -> str:
+    return f"Feasible: all seven checks pass (estimated cost {cost:g} credits, {staff} staff)."
+
+
 def _default_explanation(
     action_type: LabManagerActionType,
     check: FeasibilityCheckResult,
     suggestion: AlternativeSuggestion | None,
 ) -> str:
     if action_type is LabManagerActionType.ACCEPT:
-        return (
-            f"Feasible: all seven checks pass (estimated cost {check.estimated_cost:g} "
-            f"credits, {check.required_staff} staff)."
-        )
+        return _accepted(check.estimated_cost, check.required_staff)
     lines = ["Not feasible as proposed."]
     lines.extend(f"{dim}: {'; '.join(getattr(check, dim).reasons)}." for dim in check.failed_dimensions)
     if action_type is LabManagerActionType.SUGGEST_ALTERNATIVE and suggestion is not None:
@@ -470,7 +498,10 @@ def compose_lab_manager_response(
     _require(check_result, FeasibilityCheckResult, "check_result")
     if suggestion is not None:
         _require(suggestion, AlternativeSuggestion, "suggestion")
-    if explanation_renderer is not None and not callable(explanation_renderer):
+    if explanation_renderer is None:
+        if check_result.feasible:  # the commonest answer, and a function of two numbers
+            return _acceptance(check_result.estimated_cost, check_result.required_staff)
+    elif not callable(explanation_renderer):
         raise TypeError(
             f"explanation_renderer: expected a callable, got {type(explanation_renderer).__name__}"
         )
@@ -479,13 +510,31 @@ def compose_lab_manager_response(
     if action_type is LabManagerActionType.SUGGEST_ALTERNATIVE and suggestion is not None:
         suggested = suggestion.revised_protocol
     explanation = (explanation_renderer or _default_explanation)(action_type, check_result, suggestion)
-    flags = check_result.flags
+    # Only a renderer's text can break the contract (the default one is never blank at either end).
+    trusted = explanation_renderer is None or _is_clean_text(explanation)
+    return _action(action_type, check_result.flags, suggested, explanation, trusted)
+
+
+@lru_cache(maxsize=1024)
+def _acceptance(cost: float, staff: int) -> LabManagerAction:
+    """The default answer to a check that passes: it reads nothing else, and the pairs recur
+    across packs, so each is built once and shared (values are frozen: never mutate)."""
+    return _action(LabManagerActionType.ACCEPT, _ALL_OK, None, _accepted(cost, staff), True)
+
+
+def _action(
+    action_type: LabManagerActionType,
+    flags: tuple[bool, ...],
+    suggested: Protocol | None,
+    explanation: str,
+    trusted: bool,
+) -> LabManagerAction:
+    """The action; validated unless `trusted` (its text is known to be clean). The rest keeps its
+    rules by construction: `feasible` is the AND of the flags, the table accepts only when all
+    pass and rejects only when one fails, and a protocol is suggested exactly with
+    suggest_alternative."""
     protocol_ok, budget_ok, equipment_ok, reagents_ok, schedule_ok, staff_ok, policy_ok = flags
-    # Only a renderer's text can break the contract; the rest keeps its rules by construction:
-    # `feasible` is the AND of the flags, the table accepts only when all pass and rejects only
-    # when one fails, and a protocol is suggested exactly with suggest_alternative.
-    make = construct if _is_clean_text(explanation) else _validated
-    return make(
+    return (construct if trusted else _validated)(
         LabManagerAction,
         action_type=action_type,
         feasible=all(flags),
@@ -520,5 +569,5 @@ def respond(
 ) -> tuple[LabManagerAction, FeasibilityCheckResult, AlternativeSuggestion | None]:
     """The grounded Lab Manager's turn: check, suggest, compose."""
     check = check_feasibility(protocol, scenario)
-    suggestion = suggest_alternative(protocol, check, scenario)
+    suggestion = None if check.feasible else _suggest(protocol, check, scenario)
     return compose_lab_manager_response(check, suggestion, renderer), check, suggestion

@@ -1,9 +1,11 @@
 """What the judge needs to know about a scenario: bounds, reviews, needed items, reference words.
 
 The per-pack facts (constraint bounds and terms, essential items and their substitutes) are the
-pack's own cached properties, shared with validation and the Lab Manager; the per-case ones (the
-content words of the hidden reference and of the technique) are cached per case text. Reading
-them here is a few lookups, so `case_facts` keeps no memo of its own.
+pack's own cached properties, shared with validation and the Lab Manager; the ones derived from
+numbers and text (the minimums, the adequate duration, the content words of the hidden reference
+and of the technique) are cached on those values, which recur across the packs of a case.
+Reading them here is a few lookups, so `case_facts` keeps no memo of its own (every episode has
+a new pack).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import attrgetter
 
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words
@@ -35,29 +38,49 @@ class CaseFacts:
     technique_words: frozenset[str]  # content words of the case's technique
 
 
+_allowed = attrgetter("allowed")
+
+
 def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
     """The judge's reading of `pack`, from the facts the pack derives once for every module."""
     bounds = pack.quantities
-    min_samples = max([1, *map(math.ceil, bounds.get("min_sample_size", ()))])
-    controls = bounds.get("min_controls")
-    min_controls = max(1, math.ceil(controls[-1])) if controls else _DEFAULT_MIN_CONTROLS  # last wins
-    time_limit = min([pack.lab.time_limit_days, *map(math.floor, bounds.get("max_duration_days", ()))])
-    essentials = tuple(essential.allowed for essential in pack.essentials)
+    min_samples, min_controls, adequate_days = _numbers(
+        bounds.get("min_sample_size", ()),
+        bounds.get("min_controls", ()),
+        bounds.get("max_duration_days", ()),
+        pack.lab.time_limit_days,
+    )
     reference = pack.hidden_reference_spec
     elements, technique_words = _reference_words(
         tuple(reference.required_elements), reference.technique or pack.paper.method
     )
+    essentials = tuple(map(_allowed, pack.essentials))
     return CaseFacts(
         min_samples=min_samples,
         reference_samples=_REFERENCE_SCALE * min_samples,
         min_controls=min_controls,
         reviews=pack.terms.get("required_review", ()),
-        adequate_days=max(1, math.ceil(_ADEQUATE_SHARE_OF_TIME * max(time_limit, 1))),
+        adequate_days=adequate_days,
         essentials=essentials,
         needed=frozenset().union(*essentials),
         elements=elements,
         technique_words=technique_words,
     )
+
+
+@lru_cache(maxsize=1024)  # a case's bounds and the lab's time limit take few values across packs
+def _numbers(
+    sample_bounds: tuple[float, ...],
+    control_bounds: tuple[float, ...],
+    duration_bounds: tuple[float, ...],
+    time_limit_days: int,
+) -> tuple[int, int, int]:
+    """(min_samples, min_controls, adequate_days) from the pack's bounds and time limit."""
+    min_samples = max([1, *map(math.ceil, sample_bounds)])
+    # the last min_controls bound wins
+    min_controls = max(1, math.ceil(control_bounds[-1])) if control_bounds else _DEFAULT_MIN_CONTROLS
+    time_limit = min([time_limit_days, *map(math.floor, duration_bounds)])
+    return min_samples, min_controls, max(1, math.ceil(_ADEQUATE_SHARE_OF_TIME * max(time_limit, 1)))
 
 
 @lru_cache(maxsize=1024)  # the packs of a case share its reference text: derived once per case

@@ -64,6 +64,13 @@ def _items(protocol: Protocol) -> tuple[str, ...]:
     return (*protocol.required_equipment, *protocol.required_reagents)
 
 
+@lru_cache(maxsize=4096)  # a plan's item names recur across the packs of a case
+def _requested(items: tuple[str, ...]) -> tuple[frozenset[str], int]:
+    """(the distinct lower-cased item names, how many requests repeat one)."""
+    distinct = frozenset(name.lower() for name in items)
+    return distinct, len(items) - len(distinct)
+
+
 def is_degenerate(protocol: Protocol) -> bool:
     """Nothing to run: no samples or no technique."""
     return protocol.sample_size < 1 or not content_words(protocol.technique)
@@ -117,8 +124,8 @@ def soft_warnings(check: FeasibilityCheckResult) -> int:
 
 
 def feasibility(check: FeasibilityCheckResult) -> Scored:
-    failed = [dim for dim in FEASIBILITY_DIMENSIONS if not getattr(check, dim).ok]
-    soft = soft_warnings(check)
+    failed = [] if check.feasible else check.failed_dimensions  # `feasible` is cached on the check
+    soft = soft_warnings(check) if check.validation_result.issues else 0
     n = len(FEASIBILITY_DIMENSIONS)
     score = (n - len(failed)) / n * _HARD_FAILURE ** len(failed) * _SOFT_WARNING**soft
     notes: tuple[str, ...] = ()
@@ -137,7 +144,7 @@ def fidelity(protocol: Protocol, facts: CaseFacts) -> Scored:
         tuple(protocol.controls),
         protocol.rationale,
     )
-    requested = {name.lower() for name in _items(protocol)}
+    requested, _ = _requested(_items(protocol))
     met = sum(1 for names in facts.essentials if not names.isdisjoint(requested))
     item_credit = met / len(facts.essentials) if facts.essentials else 1.0
     if item_credit < 1.0:
@@ -183,9 +190,8 @@ def parsimony(protocol: Protocol, facts: CaseFacts) -> Scored:
     notes: tuple[str, ...] = ()
     if excess:
         notes += (f"parsimony: {excess} words over budget",)
-    requested = [name.lower() for name in _items(protocol)]
-    unneeded = len(requested) - len(set(requested))  # duplicates
-    unneeded += sum(1 for name in set(requested) if name not in facts.needed)
+    requested, duplicates = _requested(_items(protocol))
+    unneeded = duplicates + len(requested - facts.needed)
     if unneeded:
         notes += (f"parsimony: {unneeded} requested items the method does not need",)
     distinct = len(_control_keys(controls))
