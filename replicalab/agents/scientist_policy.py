@@ -780,6 +780,8 @@ def _names_any(terms: tuple[str, ...], text: str) -> bool:
 
 def _substitute_table(observation: ScientistObservation) -> dict[str, str]:
     """Lower-cased unavailable item -> the first allowed substitute that is available."""
+    if not observation.substitutions:
+        return {}
     available = {r.name.lower(): r.available for r in observation.resources}
     table: dict[str, str] = {}
     for sub in observation.substitutions:
@@ -802,10 +804,6 @@ def _swap(items: Iterable[str], table: dict[str, str], swaps: list[str]) -> list
             item = alternative
         result.append(item)
     return result
-
-
-def _essentials(observation: ScientistObservation, kind: str) -> list[str]:
-    return [r.name for r in observation.resources if r.essential and r.kind == kind]
 
 
 def _with_reviews(controls: Iterable[str], reviews: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
@@ -851,9 +849,13 @@ def _protocol_action(
 
 def _opening(observation: ScientistObservation, brief: _Brief, table: dict[str, str]) -> _Opening:
     plan = _DOMAIN_PLANS[_infer_domain(observation)]
+    essentials: dict[str, list[str]] = {"equipment": [], "reagent": []}
+    for r in observation.resources:
+        if r.essential:
+            essentials[r.kind].append(r.name)
     swaps: list[str] = []
-    equipment = _swap(_essentials(observation, "equipment"), table, swaps)
-    reagents = _swap(_essentials(observation, "reagent"), table, swaps)
+    equipment = _swap(essentials["equipment"], table, swaps)
+    reagents = _swap(essentials["reagent"], table, swaps)
     sample_size = _fit_sample(_DEFAULT_SAMPLE_SIZE, brief)
     duration = _DEFAULT_DURATION_DAYS if brief.max_duration is None else max(brief.max_duration, 0)
     rationale = (
