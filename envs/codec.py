@@ -28,8 +28,10 @@ misreports by the episode.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,6 +65,7 @@ from replicalab.models import (
     ItemKind,
     LabManagerAction,
     LabManagerActionType,
+    ResourceItem,
     ScientistAction,
     ScientistActionType,
     construct,
@@ -85,19 +88,34 @@ GENERIC_TECHNIQUE = "replication of the published method"
 _OFFSETS = np.concatenate([[0], np.cumsum(SCIENTIST_NVEC)[:-1]])
 
 
-_vocabulary_cache: dict[tuple[str, tuple[str, ...]], tuple[object, list[str], list[str]]] = {}
+class _Vocabulary(NamedTuple):
+    """A template's slot names and their indexes (shared read-only by every codec of the template)."""
+
+    techniques: list[str]
+    controls: list[str]
+    technique_index: dict[str, int]
+    control_index: dict[str, int]
 
 
-def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]]:
-    """(techniques, controls) whose slots a structured Scientist picks from, fixed per template."""
+def _indexed(techniques: list[str], controls: list[str]) -> _Vocabulary:
+    return _Vocabulary(
+        techniques, controls, {n: i for i, n in enumerate(techniques)}, {n: i for i, n in enumerate(controls)}
+    )
+
+
+_vocabulary_cache: dict[tuple[str, tuple[str, ...]], tuple[object, _Vocabulary]] = {}
+
+
+def _template_vocabulary(scenario: NormalizedScenarioPack) -> _Vocabulary:
+    """`vocabularies` with the indexes, built once per template (and review set)."""
     reviews = scenario.terms.get("required_review", ())
     try:
         data = get_template(scenario.template)
     except ValueError:  # a pack loaded from a file whose template is not registered
-        return [GENERIC_TECHNIQUE], list(dict.fromkeys([*reviews, *GENERIC_CONTROLS]))
+        return _indexed([GENERIC_TECHNIQUE], list(dict.fromkeys([*reviews, *GENERIC_CONTROLS])))
     cached = _vocabulary_cache.get((scenario.template, reviews))
-    if cached is not None and cached[0] is data:  # computed once per template (and review set)
-        return cached[1], cached[2]
+    if cached is not None and cached[0] is data:
+        return cached[1]
     techniques = list(dict.fromkeys(case.technique for case in data.cases))[:MAX_TECHNIQUES]
     controls = list(
         dict.fromkeys(
@@ -109,8 +127,15 @@ def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]
             ]
         )
     )[:MAX_CONTROLS]
-    _vocabulary_cache[scenario.template, reviews] = (data, techniques, controls)
-    return techniques, controls
+    vocabulary = _indexed(techniques, controls)
+    _vocabulary_cache[scenario.template, reviews] = (data, vocabulary)
+    return vocabulary
+
+
+def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]]:
+    """(techniques, controls) whose slots a structured Scientist picks from, fixed per template."""
+    vocabulary = _template_vocabulary(scenario)
+    return vocabulary.techniques, vocabulary.controls
 
 
 _NVEC = SCIENTIST_NVEC.tolist()
@@ -150,11 +175,6 @@ def _static_mask(n_techniques: int, n_controls: int, n_items: int) -> np.ndarray
     return static
 
 
-@lru_cache(maxsize=64)  # vocabularies are fixed per template: index them once, share read-only
-def _slots(names: tuple[str, ...]) -> dict[str, int]:
-    return {name: i for i, name in enumerate(names)}
-
-
 @dataclass
 class ScientistCodec:
     """The structured Scientist's view of one scenario: its vocabularies and item slots."""
@@ -162,13 +182,13 @@ class ScientistCodec:
     scenario: NormalizedScenarioPack
 
     def __post_init__(self) -> None:
-        self.techniques, self.controls = vocabularies(self.scenario)
+        vocabulary = _template_vocabulary(self.scenario)
+        self.techniques, self.controls = vocabulary.techniques, vocabulary.controls
+        self._technique_index, self._control_index = vocabulary.technique_index, vocabulary.control_index
         self.items = self.scenario.resources[:MAX_ITEMS]
-        self._control_index = _slots(tuple(self.controls))
-        self._technique_index = _slots(tuple(self.techniques))
-        self._item_index = {(item.name, item.kind): i for i, item in enumerate(self.items)}
+        self._item_index, item_rows = _item_slots(self.items, self.scenario.substitutes)
         self._static_mask = _static_mask(len(self.techniques), len(self.controls), len(self.items))
-        self.static_features: np.ndarray = _scientist_static(self)
+        self.static_features: np.ndarray = _scientist_static(self.scenario, item_rows)
         self.lab_manager_static = _lab_manager_static(self)
         self._bases_check: FeasibilityCheckResult | None = None  # see `_bases`
         self._bases = (self.static_features, self.lab_manager_static)
@@ -457,15 +477,33 @@ def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndar
     return codec._bases
 
 
-def _scientist_static(codec: ScientistCodec) -> np.ndarray:
-    # Only the non-zero head is converted from Python floats (numpy converts per element).
-    head = _static_context(codec.scenario) + [0.0] * (_COMMON - 13)
-    substitutes = codec.scenario.substitutes
-    for item in codec.items:
-        has_substitute = bool(substitutes.get(item.name.lower()))
-        head += [1.0, item.available, item.essential, item.kind == "equipment", has_substitute, 0.0]
+# (available, essential, equipment, has substitute) -> an item slot's static features as float32
+# bytes: every item takes one of these few rows, and joining bytes beats numpy converting floats.
+_ITEM_ROWS = {
+    flags: np.array([1.0, *flags, 0.0], dtype=np.float32).tobytes()
+    for flags in itertools.product((False, True), repeat=4)
+}
+
+
+def _item_slots(
+    items: list[ResourceItem], substitutes: dict[str, list[str]]
+) -> tuple[dict[tuple[str, ItemKind], int], bytes]:
+    """(name, kind) -> slot, and the slots' static features, in one pass over the items."""
+    index: dict[tuple[str, ItemKind], int] = {}
+    rows = []
+    for slot, item in enumerate(items):
+        name, kind = item.name, item.kind
+        index[name, kind] = slot
+        has_substitute = bool(substitutes.get(name.lower()))
+        rows.append(_ITEM_ROWS[item.available, item.essential, kind == "equipment", has_substitute])
+    return index, b"".join(rows)
+
+
+def _scientist_static(scenario: NormalizedScenarioPack, item_rows: bytes) -> np.ndarray:
+    """The Scientist's features before any protocol: the context, then the item slots' rows."""
     out = np.zeros(SCIENTIST_FEATURES, dtype=np.float32)
-    out[: len(head)] = head
+    out[:13] = _static_context(scenario)
+    out[_COMMON : _COMMON + len(item_rows) // 4] = np.frombuffer(item_rows, dtype=np.float32)
     return out
 
 

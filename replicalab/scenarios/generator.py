@@ -20,8 +20,10 @@ so generation is cheap and identical in any process.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import itemgetter
 
 import numpy as np
 
@@ -61,7 +63,7 @@ class _CasePlan:
     """What a case needs, computed once per template: items, their swaps, plan costs."""
 
     case: PaperCase
-    essentials: tuple[tuple[str, ItemKind], ...]  # (name, kind)
+    needs: tuple[tuple[str, ResourceItem, ResourceItem], ...]  # (name, item stocked, item missing)
     swaps: dict[str, tuple[Substitution, ...]]  # essential name -> its template substitutions
     ref_cost: float
     ref_staff: int
@@ -76,7 +78,9 @@ class _CasePlan:
 class _TemplatePlan:
     data: TemplateData
     key: int
-    kinds: dict[str, ItemKind]  # every item name -> equipment | reagent
+    spares: dict[str, ResourceItem]  # any item name -> the item, available, not essential (a substitute)
+    extras: tuple[tuple[str, ResourceItem, ResourceItem], ...]  # catalogue (name, stocked, unavailable)
+    rank_keys: Callable[[list[float]], tuple[float, ...]]  # uniforms -> the catalogue's sort keys
     cases: tuple[_CasePlan, ...]
     subs_by_original: dict[str, tuple[Substitution, ...]]
 
@@ -100,6 +104,7 @@ def _plan(template: str) -> _TemplatePlan:
         ) + tuple((n, "reagent") for n in case.needed_reagents)
         for name, kind in essentials:
             kinds[name] = kind
+        needs = tuple((name, *_stock(name, kind, True)) for name, kind in essentials)
         reference = Protocol(
             sample_size=case.base_sample_size,
             controls=[*case.suggested_controls, case.required_review],
@@ -114,7 +119,7 @@ def _plan(template: str) -> _TemplatePlan:
         cases.append(
             _CasePlan(
                 case=case,
-                essentials=essentials,
+                needs=needs,
                 swaps={name: tuple(subs.get(name, ())) for name, _ in essentials},
                 ref_cost=estimate_protocol_cost(reference),
                 ref_staff=estimate_staff_load(reference),
@@ -128,7 +133,11 @@ def _plan(template: str) -> _TemplatePlan:
     plan = _TemplatePlan(
         data=data,
         key=template_key(template),
-        kinds=kinds,
+        spares={name: _item(name, kind, "available", False) for name, kind in kinds.items()},
+        extras=tuple((item.name, *_stock(item.name, item.kind, False)) for item in data.catalogue),
+        # The i-th catalogue item sorts by uniform 16 + i % 16 (the catalogue has at least 4 items,
+        # so the getter returns a tuple).
+        rank_keys=itemgetter(*(16 + i % 16 for i in range(len(data.catalogue)))),
         cases=tuple(cases),
         subs_by_original={k: tuple(v) for k, v in subs.items()},
     )
@@ -140,10 +149,15 @@ def _floor(protocol: Protocol) -> tuple[float, int]:
     return estimate_protocol_cost(protocol), estimate_staff_load(protocol)
 
 
-@lru_cache(maxsize=4096)
-def _item(name: str, kind: str, status: str, essential: bool) -> ResourceItem:
-    """Resource items are frozen values, so packs share them."""
+def _item(name: str, kind: ItemKind, status: str, essential: bool) -> ResourceItem:
+    """Resource items are frozen values, built once per template plan and shared by its packs."""
     return construct(ResourceItem, name=name, kind=kind, status=status, essential=essential)
+
+
+def _stock(name: str, kind: ItemKind, essential: bool) -> tuple[ResourceItem, ResourceItem]:
+    """The item as the lab lists it when it has it, and when it is booked / out of stock."""
+    unavailable = "booked" if kind == "equipment" else "out_of_stock"
+    return _item(name, kind, "available", essential), _item(name, kind, unavailable, essential)
 
 
 def _check_seed(seed: object) -> int:
@@ -187,34 +201,40 @@ def generate_scenario(
     cp = plan.cases[int(next(draw) * len(plan.cases))]
     case = cp.case
 
-    # Which essential items are unavailable, and the substitute the lab has instead.
+    # Which essential items are unavailable (those with the smallest of uniforms 8...), and the
+    # substitute the lab has instead. The hard coin is drawn at every level.
     n_missing = {"easy": 0, "medium": 1, "hard": 1 + (next(draw) < 0.5)}[level]
-    order = sorted(range(len(cp.essentials)), key=lambda i: u[8 + i])
-    missing = {cp.essentials[i][0] for i in order[: min(n_missing, len(order))]}
+    missing: set[str] = set()
+    if n_missing:
+        needs = cp.needs
+        order = sorted(range(len(needs)), key=u[8 : 8 + len(needs)].__getitem__)
+        missing = {needs[i][0] for i in order[:n_missing]}
     swaps: dict[str, str] = {}
     chosen_subs: list[Substitution] = []
-    for name, _ in cp.essentials:
+    items: dict[str, ResourceItem] = {}
+    for name, stocked, short in cp.needs:
         if name in missing:
             options = cp.swaps[name]
             sub = options[int(next(draw) * len(options))]
             swaps[name] = sub.alternative
             chosen_subs.append(sub)
-
-    items: dict[str, ResourceItem] = {}
-    for name, kind in cp.essentials:
-        status = ("booked" if kind == "equipment" else "out_of_stock") if name in missing else "available"
-        items[name] = _item(name, kind, status, True)
+            items[name] = short
+        else:
+            items[name] = stocked
     for alt in swaps.values():
-        items[alt] = _item(alt, plan.kinds[alt], "available", False)
-    ranked = sorted(enumerate(plan.data.catalogue), key=lambda pair: u[16 + pair[0] % 16])
-    extras = [item for _, item in ranked if item.name not in items]
+        items[alt] = plan.spares[alt]
+    # The first catalogue extras in a seeded order, each unavailable with the level's odds.
     n_extra = _EXTRA_ITEMS[0] + int(next(extra_draw) * (_EXTRA_ITEMS[1] - _EXTRA_ITEMS[0] + 1))
+    picked = []
+    for i in sorted(range(len(plan.extras)), key=plan.rank_keys(u).__getitem__):
+        extra = plan.extras[i]
+        if extra[0] not in items:
+            picked.append(extra)
+            if len(picked) == n_extra:
+                break
     p_unavailable = _UNAVAILABLE_EXTRA_P[level]
-    for item in extras[:n_extra]:
-        status = "available"
-        if next(extra_draw, 0.0) < p_unavailable:
-            status = "booked" if item.kind == "equipment" else "out_of_stock"
-        items[item.name] = _item(item.name, item.kind, status, False)
+    for name, stocked, short in picked:
+        items[name] = short if next(extra_draw, 0.0) < p_unavailable else stocked
 
     # Substitutions the lab allows: the ones that rescue a missing item, plus a seeded share of
     # the others whose both ends the lab lists.
@@ -397,22 +417,23 @@ def _case_constraints(case: PaperCase, level: str, first_id: int) -> list[Constr
 
 
 def _lab_manager_observation(lab: LabFacts, resources: list[ResourceItem]) -> LabManagerObservation:
-    lists: dict[tuple[str, bool], list[str]] = {
-        ("equipment", True): [],
-        ("equipment", False): [],
-        ("reagent", True): [],
-        ("reagent", False): [],
-    }
+    equipment_available: list[str] = []
+    equipment_booked: list[str] = []
+    reagents_in_stock: list[str] = []
+    reagents_out_of_stock: list[str] = []
     for r in resources:
-        lists[r.kind, r.status == "available"].append(r.name)
+        if r.kind == "equipment":
+            (equipment_available if r.status == "available" else equipment_booked).append(r.name)
+        else:
+            (reagents_in_stock if r.status == "available" else reagents_out_of_stock).append(r.name)
     return construct(
         LabManagerObservation,
         budget_total=lab.budget_total,
         budget_remaining=lab.budget_remaining,
-        equipment_available=lists["equipment", True],
-        equipment_booked=lists["equipment", False],
-        reagents_in_stock=lists["reagent", True],
-        reagents_out_of_stock=lists["reagent", False],
+        equipment_available=equipment_available,
+        equipment_booked=equipment_booked,
+        reagents_in_stock=reagents_in_stock,
+        reagents_out_of_stock=reagents_out_of_stock,
         staff_count=lab.staff_count,
         time_limit_days=lab.time_limit_days,
         safety_restrictions=lab.safety_restrictions,

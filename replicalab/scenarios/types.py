@@ -138,11 +138,12 @@ class NormalizedScenarioPack(Contract):
         allowed: dict[str, list[str]] = {}
         for sub in self.allowed_substitutions:
             allowed.setdefault(sub.original.lower(), []).append(sub.alternative.lower())
+        substitutes = self.substitutes
         found = []
         for item in self.resources:
             if item.essential:
                 key = item.name.lower()
-                in_lab = frozenset([key, *(alt.lower() for alt in self.substitutes.get(key, ()))])
+                in_lab = frozenset([key, *map(str.lower, substitutes.get(key, ()))])
                 found.append(Essential(item, in_lab, frozenset([key, *allowed.get(key, ())])))
         return tuple(found)
 
