@@ -8,20 +8,66 @@ refused; strings are stripped, and a list of strings refuses an empty item.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import Enum
-from functools import cached_property
-from typing import Annotated, Any, Literal, TypeVar
+from functools import cache, cached_property
+from typing import Annotated, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from typing_extensions import Self
 
 NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 """A string that is stripped and must keep at least one character."""
 
 
+T = TypeVar("T")
+
+
+class derived(cached_property[T]):
+    """A value derived from a frozen model on first read and kept on the instance.
+
+    `functools.cached_property` without its lock: Python 3.11 takes a lock on every first read,
+    which costs more than most of the values derived here, and a frozen model's value is the same
+    whichever thread derives it. `Contract.model_copy` drops derived values, since an update may
+    change what they were derived from.
+    """
+
+    def __set_name__(self, owner: type[Any], name: str) -> None:
+        super().__set_name__(owner, name)
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type[Any] | None = None) -> Self: ...
+    @overload
+    def __get__(self, instance: object, owner: type[Any] | None = None) -> T: ...
+    def __get__(self, instance: object | None, owner: type[Any] | None = None) -> Self | T:
+        if instance is None:
+            return self
+        value: T = self.func(instance)
+        instance.__dict__[self.name] = value
+        return value
+
+
 class Contract(BaseModel):
     """Base of every value model: frozen, strict about unknown keys, strips strings."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, str_strip_whitespace=True, ignored_types=(derived,)
+    )
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy that derives its `derived` values afresh (an update may change what they read)."""
+        copied = super().model_copy(update=update, deep=deep)
+        for name in _derived_names(type(self)):
+            copied.__dict__.pop(name, None)
+        return copied
+
+
+@cache
+def _derived_names(cls: type[Contract]) -> tuple[str, ...]:
+    return tuple(
+        name for klass in cls.__mro__ for name, value in vars(klass).items() if isinstance(value, derived)
+    )
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -277,7 +323,7 @@ class FeasibilityCheckResult(Contract):
 
     # `feasible` and `flags` are read several times per step: derived once (the check is frozen),
     # and spelled out, because getattr over the names costs 5× more.
-    @cached_property
+    @derived
     def feasible(self) -> bool:
         return (
             self.protocol.ok
@@ -289,7 +335,7 @@ class FeasibilityCheckResult(Contract):
             and self.policy.ok
         )
 
-    @cached_property
+    @derived
     def flags(self) -> tuple[bool, ...]:
         """The seven dimension verdicts, in `FEASIBILITY_DIMENSIONS` order."""
         return (

@@ -395,6 +395,15 @@ def test_feasibility_result_views() -> None:
     assert "budget" in check.summary and "cost 900 over 860" in check.summary
 
 
+def test_derived_views_are_kept_and_a_copy_derives_them_afresh() -> None:
+    check = feasibility_result()
+    assert check.flags is check.flags and not check.feasible  # derived once, then kept
+    passing = check.model_copy(update={"budget": DimensionCheck()})
+    assert passing.feasible and passing.flags == (True,) * len(FEASIBILITY_DIMENSIONS)
+    assert check.model_dump() == FeasibilityCheckResult.model_validate(check.model_dump()).model_dump()
+    assert "flags" not in check.model_dump() and "feasible" not in check.model_dump_json()
+
+
 def test_reward_scores_bounded() -> None:
     good = reward_breakdown().model_dump()
     for field in ("rigor", "feasibility", "fidelity", "parsimony"):

@@ -7,12 +7,9 @@ Template data (papers, catalogues, substitutions) is JSON under `data/`, validat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import cached_property
-from typing import Any, Literal, NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import Field
-from typing_extensions import Self
 
 from replicalab.models import (
     Constraint,
@@ -24,6 +21,7 @@ from replicalab.models import (
     ResourceItem,
     ScientistObservation,
     Substitution,
+    derived,
 )
 
 Difficulty = Literal["easy", "medium", "hard"]
@@ -109,19 +107,12 @@ class NormalizedScenarioPack(Contract):
     scientist_observation: ScientistObservation
     lab_manager_observation: LabManagerObservation
 
-    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy that derives its cached lookups afresh (an update may change what they read)."""
-        copied = super().model_copy(update=update, deep=deep)
-        for name in _CACHED:
-            copied.__dict__.pop(name, None)
-        return copied
-
-    @cached_property
+    @derived
     def resource_by_name(self) -> dict[str, ResourceItem]:
         """Lower-cased name -> item, for the checks' lookups."""
         return {item.name.lower(): item for item in self.resources}
 
-    @cached_property
+    @derived
     def substitutes(self) -> dict[str, list[str]]:
         """Lower-cased original -> alternatives that the lab actually has available."""
         table: dict[str, list[str]] = {}
@@ -131,7 +122,7 @@ class NormalizedScenarioPack(Contract):
                 table.setdefault(sub.original.lower(), []).append(sub.alternative)
         return table
 
-    @cached_property
+    @derived
     def essentials(self) -> tuple[Essential, ...]:
         """The items the method cannot run without, in resource order, with the names that stand
         for each (what validation, the Lab Manager's fixer and the judge read)."""
@@ -147,12 +138,12 @@ class NormalizedScenarioPack(Contract):
                 found.append(Essential(item, in_lab, frozenset([key, *allowed.get(key, ())])))
         return tuple(found)
 
-    @cached_property
+    @derived
     def quantities(self) -> dict[str, tuple[float, ...]]:
         """Constraint kind -> the bounds its constraints state, in the constraints' order."""
         return quantity_table(self.constraints)
 
-    @cached_property
+    @derived
     def terms(self) -> dict[str, tuple[str, ...]]:
         """Constraint kind -> the non-empty terms (reviews, forbidden practices), in order."""
         return term_table(self.constraints)
@@ -182,7 +173,3 @@ class Essential(NamedTuple):
     item: ResourceItem
     in_lab: frozenset[str]  # its own name and the allowed substitutes the lab has available
     allowed: frozenset[str]  # its own name and every allowed substitute, available or not
-
-
-# The cached_property names of NormalizedScenarioPack (a copy drops them).
-_CACHED = ("resource_by_name", "substitutes", "essentials", "quantities", "terms")
