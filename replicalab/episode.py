@@ -164,17 +164,14 @@ _TRANSITION_DEFAULTS = {name: info.default for name, info in Transition.model_fi
 
 def describe_protocol(protocol: Protocol) -> str:
     """One line a transcript reader can follow."""
-    parts = [
-        f"n={protocol.sample_size}",
-        f"{protocol.duration_days} days",
-        f"technique: {protocol.technique}",
-        f"controls: {', '.join(protocol.controls) or 'none'}",
-        f"equipment: {', '.join(protocol.required_equipment) or 'none'}",
-        f"reagents: {', '.join(protocol.required_reagents) or 'none'}",
-    ]
-    if protocol.rationale:
-        parts.append(f"rationale: {protocol.rationale}")
-    return "; ".join(parts)
+    p = protocol
+    line = (
+        f"n={p.sample_size}; {p.duration_days} days; technique: {p.technique}; "
+        f"controls: {', '.join(p.controls) or 'none'}; "
+        f"equipment: {', '.join(p.required_equipment) or 'none'}; "
+        f"reagents: {', '.join(p.required_reagents) or 'none'}"
+    )
+    return f"{line}; rationale: {p.rationale}" if p.rationale else line
 
 
 @dataclass
@@ -376,7 +373,8 @@ class Episode:
 
     def _scientist_move(self, action: ScientistAction) -> Transition:
         kind = action.action_type
-        repeated = self._previous.get(SCIENTIST) == action
+        previous = self._previous.get(SCIENTIST)
+        repeated = previous is not None and previous == action
         self._previous[SCIENTIST] = action
         if kind is ScientistActionType.ACCEPT:
             return self._accept()
@@ -384,7 +382,7 @@ class Episode:
             self._questions = list(action.questions)
             self._say(SCIENTIST, kind.value, "Questions: " + " ".join(action.questions))
             return self._transition(SCIENTIST, action_type=kind.value, repeated=repeated)
-        before = len(self._grounded.check.failed_dimensions) if self._grounded else None
+        before = self._grounded.check.flags.count(False) if self._grounded else None
         protocol = action.to_protocol()
         lab_action, check, suggestion = respond(protocol, self.scenario)
         self._grounded = _Grounded(check, suggestion, lab_action)
@@ -402,7 +400,7 @@ class Episode:
             repeated=repeated,
             hallucinated_items=sum(1 for name in requested if name.lower() not in known),
             failing_before=before,
-            failing_after=len(check.failed_dimensions),
+            failing_after=check.flags.count(False),
             phi_before=phi_before,
             phi_after=self._phi,
         )
@@ -473,7 +471,8 @@ class Episode:
                 action.policy_ok,
             )  # in FEASIBILITY_DIMENSIONS order, like `flags`
             misreported = sum(map(ne, reported, self._grounded.check.flags))
-        repeated = self._previous.get(LAB_MANAGER) == action
+        previous = self._previous.get(LAB_MANAGER)
+        repeated = previous is not None and previous == action
         self._previous[LAB_MANAGER] = action
         self.last_lab_action = action
         message = action.explanation

@@ -76,6 +76,7 @@ M = TypeVar("M", bound=BaseModel)
 # pydantic never has a name to add to it) and `model_copy` copies the set before updating it.
 _LAYOUT: dict[type[BaseModel], tuple[tuple[str, ...], set[str]]] = {}
 _set = object.__setattr__
+_new = object.__new__
 
 
 def construct(cls: type[M], **values: Any) -> M:
@@ -98,7 +99,7 @@ def construct_from(cls: type[M], values: dict[str, Any]) -> M:
         layout = _LAYOUT[cls] = (order, set(order))
     if tuple(values) != layout[0]:
         values = {name: values[name] for name in layout[0]}
-    obj = cls.__new__(cls)
+    obj = _new(cls)  # what cls.__new__ resolves to for every model, without the lookup
     _set(obj, "__dict__", values)
     _set(obj, "__pydantic_fields_set__", layout[1])
     _set(obj, "__pydantic_extra__", None)
