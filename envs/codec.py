@@ -494,7 +494,7 @@ def _item_slots(
     for slot, item in enumerate(items):
         name, kind = item.name, item.kind
         index[name, kind] = slot
-        has_substitute = bool(substitutes.get(name.lower()))
+        has_substitute = bool(substitutes.get(item.key))
         rows.append(_ITEM_ROWS[item.available, item.essential, kind == "equipment", has_substitute])
     return index, b"".join(rows)
 

@@ -423,9 +423,15 @@ class ResourceItem(Contract):
     status: Literal["available", "booked", "out_of_stock"]
     essential: bool = False  # the method cannot run without this item or an allowed substitute
 
-    @property
+    # Items are shared by the packs of a template, so what lookups read is derived once per item.
+    @derived
     def available(self) -> bool:
         return self.status == "available"
+
+    @derived
+    def key(self) -> str:
+        """The lower-cased name: items are matched case-insensitively."""
+        return self.name.lower()
 
 
 class Substitution(Contract):
@@ -433,6 +439,15 @@ class Substitution(Contract):
     alternative: NonEmptyStr
     condition: NonEmptyStr  # when the swap is acceptable
     tradeoff: NonEmptyStr  # what it costs the science
+
+    # Substitutions are shared by the packs of a template: their lookup keys are derived once.
+    @derived
+    def original_key(self) -> str:
+        return self.original.lower()
+
+    @derived
+    def alternative_key(self) -> str:
+        return self.alternative.lower()
 
 
 class ConversationEntry(Contract):

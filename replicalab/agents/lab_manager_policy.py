@@ -253,8 +253,8 @@ def _first_substitute(scenario: NormalizedScenarioPack, name: str) -> Substituti
     """The swap behind `scenario.substitutes[name][0]`: the first allowed one the lab has."""
     key = name.lower()
     for sub in scenario.allowed_substitutions:
-        if sub.original.lower() == key:
-            alternative = scenario.resource_by_name.get(sub.alternative.lower())
+        if sub.original_key == key:
+            alternative = scenario.resource_by_name.get(sub.alternative_key)
             if alternative is not None and alternative.available:
                 return sub
     return None
@@ -274,7 +274,7 @@ def _swap_unavailable(
             revised.append(name)
             continue
         reason = f"{name} is {_UNAVAILABLE[kind]}"
-        if sub.alternative.lower() in {n.lower() for n in (*items, *revised)}:
+        if sub.alternative_key in {n.lower() for n in (*items, *revised)}:
             reason, replacement = f"{reason}; {sub.alternative} is already in the plan", ""
         else:
             replacement = sub.alternative

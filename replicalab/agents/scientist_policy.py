@@ -782,11 +782,11 @@ def _substitute_table(observation: ScientistObservation) -> dict[str, str]:
     """Lower-cased unavailable item -> the first allowed substitute that is available."""
     if not observation.substitutions:
         return {}
-    available = {r.name.lower(): r.available for r in observation.resources}
+    available = {r.key: r.available for r in observation.resources}
     table: dict[str, str] = {}
     for sub in observation.substitutions:
-        original = sub.original.lower()
-        if not available.get(original, True) and available.get(sub.alternative.lower()):
+        original = sub.original_key
+        if not available.get(original, True) and available.get(sub.alternative_key):
             table.setdefault(original, sub.alternative)
     return table
 

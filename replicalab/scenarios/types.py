@@ -110,16 +110,17 @@ class NormalizedScenarioPack(Contract):
     @derived
     def resource_by_name(self) -> dict[str, ResourceItem]:
         """Lower-cased name -> item, for the checks' lookups."""
-        return {item.name.lower(): item for item in self.resources}
+        return {item.key: item for item in self.resources}
 
     @derived
     def substitutes(self) -> dict[str, list[str]]:
         """Lower-cased original -> alternatives that the lab actually has available."""
         table: dict[str, list[str]] = {}
+        by_name = self.resource_by_name
         for sub in self.allowed_substitutions:
-            alt = self.resource_by_name.get(sub.alternative.lower())
+            alt = by_name.get(sub.alternative_key)
             if alt is not None and alt.available:
-                table.setdefault(sub.original.lower(), []).append(sub.alternative)
+                table.setdefault(sub.original_key, []).append(sub.alternative)
         return table
 
     @derived
@@ -128,12 +129,12 @@ class NormalizedScenarioPack(Contract):
         for each (what validation, the Lab Manager's fixer and the judge read)."""
         allowed: dict[str, list[str]] = {}
         for sub in self.allowed_substitutions:
-            allowed.setdefault(sub.original.lower(), []).append(sub.alternative.lower())
+            allowed.setdefault(sub.original_key, []).append(sub.alternative_key)
         substitutes = self.substitutes
         found = []
         for item in self.resources:
             if item.essential:
-                key = item.name.lower()
+                key = item.key
                 in_lab = frozenset([key, *map(str.lower, substitutes.get(key, ()))])
                 found.append(Essential(item, in_lab, frozenset([key, *allowed.get(key, ())])))
         return tuple(found)
