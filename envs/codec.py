@@ -451,17 +451,18 @@ def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndar
         (protocol.required_equipment, "equipment"),
         (protocol.required_reagents, "reagent"),
     )
+    item_slots, control_slots = codec._item_index, codec._control_index  # once per proposal: no calls
     for names, kind in kinds:
         for name in names:
-            slot = codec.item_slot(name, kind)
+            slot = item_slots.get((name, kind))
             if slot is not None:
                 scientist[_COMMON + slot * _ITEM_WIDTH + 5] = 1.0
     controls_at = _COMMON + MAX_ITEMS * _ITEM_WIDTH
     for name in protocol.controls:
-        slot = codec.control_slot(name)
+        slot = control_slots.get(name)
         if slot is not None:
             scientist[controls_at + slot] = 1.0
-    technique = codec.technique_slot(protocol.technique)
+    technique = codec._technique_index.get(protocol.technique)
     if technique is not None:
         scientist[controls_at + MAX_CONTROLS + technique] = 1.0
     lab_manager = codec.lab_manager_static.copy()

@@ -160,12 +160,16 @@ class Session:
         outcome_components: dict[str, float] | None = None,
         error: ActionError | None = None,
     ) -> dict[str, Any]:
-        """What an agent may read about the last step: never the hidden reference or private lab facts."""
+        """What an agent may read about the last step: never the hidden reference or private lab facts.
+
+        `outcome_components` becomes the info's own (every caller passes a dict it built or was
+        given by `Episode.step`, which copies), so it is not copied again.
+        """
         episode = self.episode
         assert episode is not None
         info: dict[str, Any] = {
             "round": min(episode.round_number, episode.max_rounds),
-            "reward_components": dict(outcome_components) if outcome_components else {},
+            "reward_components": {} if outcome_components is None else outcome_components,
             "error": {"code": error.code, "message": error.message} if error else None,
         }
         if episode.terminated or episode.truncated:

@@ -314,7 +314,10 @@ def generate_scenario(
     )
     # The pack's bound and term tables, filled from their parts rather than re-derived: the lab's
     # rules come first, with kinds of their own and no terms; the case's part is shared by its packs.
-    pack.__dict__["quantities"] = {**quantity_table(lab_rules), **cp.rule_quantities[level]}
+    pack.__dict__["quantities"] = {
+        **{rule.kind: (rule.quantity,) for rule in lab_rules},
+        **cp.rule_quantities[level],
+    }
     pack.__dict__["terms"] = dict(cp.rule_terms[level])
     return pack
 
