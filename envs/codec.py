@@ -29,8 +29,10 @@ misreports by the episode.
 from __future__ import annotations
 
 import itertools
+import struct
 from dataclasses import dataclass
 from functools import lru_cache
+from operator import lt
 from typing import NamedTuple
 
 import numpy as np
@@ -43,6 +45,7 @@ from envs.spaces import (
     A_SAMPLE,
     A_TECHNIQUE,
     A_TYPE,
+    HEAD,
     MAX_CONTROLS,
     MAX_DURATION,
     MAX_ITEMS,
@@ -138,12 +141,11 @@ def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]
     return vocabulary.techniques, vocabulary.controls
 
 
-_NVEC = SCIENTIST_NVEC.tolist()
-
-
 def _int_vector(element: object, size: int) -> list[int] | None:
     """`element` as a list of whole numbers within `nvec`, or None (fractions are refused, not
     rounded: a policy emitting 0.9 has a bug worth hearing about)."""
+    if size == 1 and isinstance(element, (int, np.integer)):  # a Discrete sample: no array needed
+        return [int(element)]
     try:
         array = np.asarray(element)
     except (TypeError, ValueError, OverflowError):
@@ -156,8 +158,12 @@ def _int_vector(element: object, size: int) -> list[int] | None:
         return None
     if array.size != size:
         return None
-    values: list[int] = array.reshape(-1).astype(np.int64).tolist()
-    if size == len(_NVEC) and not all(0 <= v < n for v, n in zip(values, _NVEC, strict=True)):
+    values: list[int] = array.reshape(-1).astype(np.int64, copy=False).tolist()
+    # Checked in Python rather than with numpy ufuncs, which cost more at this size: every
+    # component after the head is a 0/1 slot, so one max covers them.
+    if size == SCIENTIST_NVEC.size and (
+        min(values) < 0 or max(values[len(HEAD) :]) > 1 or not all(map(lt, values, HEAD))
+    ):
         return None
     return values
 
@@ -188,6 +194,7 @@ class ScientistCodec:
         self.items = self.scenario.resources[:MAX_ITEMS]
         self._item_index, item_rows = _item_slots(self.items, self.scenario.substitutes)
         self._static_mask = _static_mask(len(self.techniques), len(self.controls), len(self.items))
+        self._masks: dict[tuple[bool, ...], np.ndarray] = {}  # see `mask`
         self.static_features: np.ndarray = _scientist_static(self.scenario, item_rows)
         self.lab_manager_static = _lab_manager_static(self)
         self._bases_check: FeasibilityCheckResult | None = None  # see `_bases`
@@ -204,10 +211,15 @@ class ScientistCodec:
 
     def mask(self, legal_types: tuple[bool, ...]) -> np.ndarray:
         """The flat action mask, given the episode's legal action types (all zero when none)."""
-        if not any(legal_types):
-            return np.zeros(SCIENTIST_MASK_SIZE, dtype=np.int8)
-        mask: np.ndarray = self._static_mask.copy()
-        mask[: len(legal_types)] = legal_types
+        made = self._masks.get(legal_types)  # an episode meets three legal-type tuples at most
+        if made is None:
+            if any(legal_types):
+                made = self._static_mask.copy()
+                made[: len(legal_types)] = legal_types
+            else:
+                made = np.zeros(SCIENTIST_MASK_SIZE, dtype=np.int8)
+            self._masks[legal_types] = made
+        mask: np.ndarray = made.copy()
         return mask
 
     def canonical(self, element: np.ndarray) -> np.ndarray:
@@ -257,18 +269,19 @@ class ScientistCodec:
                 questions=questions,
                 rationale="",
             )
-        chosen = [item for item, bit in zip(self.items, values[A_ITEMS:], strict=False) if bit]
+        equipment: list[str] = []
+        reagents: list[str] = []
+        for item in itertools.compress(self.items, values[A_ITEMS:]):
+            (equipment if item.kind == "equipment" else reagents).append(item.name)
         return construct(
             ScientistAction,
             action_type=kind,
             sample_size=SAMPLE_LEVELS[values[A_SAMPLE]],
-            controls=[
-                name for name, bit in zip(self.controls, values[A_CONTROLS:A_ITEMS], strict=False) if bit
-            ],
+            controls=list(itertools.compress(self.controls, values[A_CONTROLS:A_ITEMS])),
             technique=self.techniques[values[A_TECHNIQUE]],
             duration_days=values[A_DURATION] + 1,
-            required_equipment=[item.name for item in chosen if item.kind == "equipment"],
-            required_reagents=[item.name for item in chosen if item.kind == "reagent"],
+            required_equipment=equipment,
+            required_reagents=reagents,
             questions=[],
             rationale=STRUCTURED_RATIONALE,
         )
@@ -319,16 +332,18 @@ _LAB_MANAGER_MASKS: dict[tuple[int, ...], np.ndarray] = {
 }
 
 
+def _lab_manager_legal(episode: Episode, any_turn: bool) -> tuple[int, ...]:
+    if episode.done or not (any_turn or episode.agent_selection == LAB_MANAGER):
+        return (0, 0, 0, 0)
+    if episode.protocol is None:
+        return (1, 0, 0, 0)
+    feasible = episode.check is not None and episode.check.feasible
+    return (1, int(episode.suggestion is not None), int(not feasible), int(feasible))
+
+
 def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:
     """Stances the facts allow, in `LAB_MANAGER_ACTION_TYPES` order (zero off-turn unless `any_turn`)."""
-    if episode.done or not (any_turn or episode.agent_selection == LAB_MANAGER):
-        legal: tuple[int, ...] = (0, 0, 0, 0)
-    elif episode.protocol is None:
-        legal = (1, 0, 0, 0)
-    else:
-        feasible = episode.check is not None and episode.check.feasible
-        legal = (1, int(episode.suggestion is not None), int(not feasible), int(feasible))
-    mask: np.ndarray = _LAB_MANAGER_MASKS[legal].copy()
+    mask: np.ndarray = _LAB_MANAGER_MASKS[_lab_manager_legal(episode, any_turn)].copy()
     return mask
 
 
@@ -340,7 +355,7 @@ def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | 
             code="invalid_action", message="lab_manager action must be one whole number in [0, 4)"
         )
     index = values[0]
-    if not lab_manager_mask(episode)[index]:
+    if not _lab_manager_legal(episode, False)[index]:
         return ActionError(
             code="masked_action",
             message=f"{LAB_MANAGER_ACTION_TYPES[index].value} is masked out now",
@@ -420,6 +435,9 @@ def _fill_turn(out: np.ndarray, episode: Episode) -> None:
         out[30] = last.suggested_protocol is not None
 
 
+_BLOCK = struct.Struct("13f")  # features [13:26]: the protocol on the table and its check
+
+
 def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndarray]:
     """(Scientist, Lab Manager) features as far as the protocol on the table and its grounded
     check fix them (read-only; copy before filling in the turn).
@@ -427,14 +445,16 @@ def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndar
     Protocol and check are replaced together, once per proposal, while both agents observe them
     several times, so the bases are built once per check and kept on the episode's codec.
     """
-    protocol, check, suggestion = episode.protocol, episode.check, episode.suggestion
-    if protocol is None or check is None:
+    check = episode.check  # set exactly when a protocol is on the table
+    if check is None:
         return codec.static_features, codec.lab_manager_static
     if codec._bases_check is check:
         return codec._bases
+    protocol, suggestion = episode.protocol, episode.suggestion
+    assert protocol is not None
     budget = max(episode.scenario.lab.budget_remaining, 1.0)
-    block = np.array(
-        (
+    block = np.frombuffer(  # packed by struct: numpy's conversion machinery costs more here
+        _BLOCK.pack(
             1.0,
             _clip(protocol.sample_size / 100.0),
             _clip(protocol.duration_days / MAX_DURATION),

@@ -189,6 +189,7 @@ class Episode:
     last_lab_action: LabManagerAction | None = field(default=None, init=False)
     terminated: bool = field(default=False, init=False)
     truncated: bool = field(default=False, init=False)
+    done: bool = field(default=False, init=False)  # terminated or truncated: read a dozen times a round
     verdict: Verdict | None = field(default=None, init=False)
     final_protocol: Protocol | None = field(default=None, init=False)
     breakdown: RewardBreakdown | None = field(default=None, init=False)
@@ -214,10 +215,6 @@ class Episode:
         self._phi = 0.0
 
     # ------------------------------------------------------------------ views
-
-    @property
-    def done(self) -> bool:
-        return self.terminated or self.truncated
 
     @property
     def check(self) -> FeasibilityCheckResult | None:
@@ -294,7 +291,7 @@ class Episode:
             transition = self._lab_manager_move(action)
             valid = action
         if not self.terminated and self.step_cap is not None and len(self._turns) + 1 >= self.step_cap:
-            self.truncated = True
+            self.truncated = self.done = True
             self.verdict = "truncated"
             self.final_protocol = self.protocol
             transition = transition.model_copy(update={"terminal": True, "verdict": "truncated"})
@@ -378,10 +375,11 @@ class Episode:
         self._previous[SCIENTIST] = action
         if kind is ScientistActionType.ACCEPT:
             return self._accept()
+        move = kind.value
         if kind is ScientistActionType.REQUEST_INFO:
             self._questions = list(action.questions)
-            self._say(SCIENTIST, kind.value, "Questions: " + " ".join(action.questions))
-            return self._transition(SCIENTIST, action_type=kind.value, repeated=repeated)
+            self._say(SCIENTIST, move, "Questions: " + " ".join(action.questions))
+            return self._transition(SCIENTIST, action_type=move, repeated=repeated)
         before = self._grounded.check.flags.count(False) if self._grounded else None
         protocol = action.to_protocol()
         lab_action, check, suggestion = respond(protocol, self.scenario)
@@ -393,10 +391,10 @@ class Episode:
         )
         known = self.scenario.resource_by_name
         requested = [*protocol.required_equipment, *protocol.required_reagents]
-        self._say(SCIENTIST, kind.value, describe_protocol(protocol))
+        self._say(SCIENTIST, move, describe_protocol(protocol))
         return self._transition(
             SCIENTIST,
-            action_type=kind.value,
+            action_type=move,
             repeated=repeated,
             hallucinated_items=sum(1 for name in requested if name.lower() not in known),
             failing_before=before,
@@ -420,7 +418,7 @@ class Episode:
 
     def _accept(self) -> Transition:
         assert self.protocol is not None
-        self.terminated = True
+        self.terminated = self.done = True
         last = self.last_lab_action
         final, check = self.protocol, self.check
         if self.consented:
@@ -481,11 +479,12 @@ class Episode:
         if self._questions:
             message += " Answer: " + answer_questions(self._questions, self.scenario, self.check)
             self._questions = []
-        self._say(LAB_MANAGER, action.action_type.value, message)
+        stance = action.action_type.value
+        self._say(LAB_MANAGER, stance, message)
         self._end_round()
         return self._transition(
             LAB_MANAGER,
-            action_type=action.action_type.value,
+            action_type=stance,
             repeated=repeated,
             misreported_flags=misreported,
             terminal=self.terminated,
@@ -495,7 +494,7 @@ class Episode:
     def _end_round(self) -> None:
         self.round_number += 1
         if self.round_number > self.max_rounds and not self.terminated:
-            self.terminated = True
+            self.terminated = self.done = True
             self.verdict = "round_limit"
             self.final_protocol = self.protocol
 
