@@ -4,7 +4,8 @@
    — decode, step, observe via `last()` for each agent — against the same round driven on the
    `Episode` alone, in one run.
 2. Baseline Scientist vs grounded Lab Manager, whole episodes through `env()` (reset included),
-   after a warm-up, on seeds no run has played (`steady_rates`).
+   after a warm-up, on seeds no run has played (`steady_rates`), and the same episodes on the
+   `Episode` alone: what the env adds to a whole episode.
 
 Run: `.venv/bin/python -m benchmarks.bench_env` (one core; medians of repeated timings).
 """
@@ -86,12 +87,15 @@ def time_rounds_domain(action: ScientistAction) -> float:
     return (time.perf_counter() - start) / ROUNDS
 
 
-def episodes_per_second(first_seed: int, n: int = EPISODES) -> float:
-    """Baseline Scientist vs grounded Lab Manager through `env()`, on `n` seeds never played before."""
+def episodes_per_second(first_seed: int, n: int = EPISODES, *, reseed: bool = False) -> float:
+    """Baseline Scientist vs grounded Lab Manager through `env()`, `n` episodes never played
+    before. As Gymnasium advises, the env is seeded once and then reset without a seed, its
+    generator drawing each next scenario; `reseed=True` passes a new seed at every reset
+    instead (evaluation over a list of seeds), which adds a generator per episode."""
     env = replicalab_v0.env()
     start = time.perf_counter()
     for seed in range(first_seed, first_seed + n):
-        env.reset(seed=seed)
+        env.reset(seed=seed if reseed or seed == first_seed else None)
         for agent in env.agent_iter():
             _, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
@@ -105,12 +109,44 @@ def episodes_per_second(first_seed: int, n: int = EPISODES) -> float:
     return n / (time.perf_counter() - start)
 
 
-def steady_rates() -> list[float]:
-    """Episodes/s of RUNS runs after a warm-up, each on fresh seeds: what a long training run
-    sees once the caches of values that recur across packs (case texts, lab numbers) are full,
-    without ever replaying an episode."""
-    episodes_per_second(WARM_UP_SEED, EPISODES)
-    return [episodes_per_second(run * EPISODES) for run in range(RUNS)]
+def scenario_cells(first_seed: int, n: int = EPISODES) -> list[tuple[int, str, str]]:
+    """(scenario seed, template, difficulty) of the episodes `episodes_per_second` plays."""
+    env = replicalab_v0.env()
+    cells = []
+    for seed in range(first_seed, first_seed + n):
+        env.reset(seed=seed if seed == first_seed else None)
+        pack = env.unwrapped.episode.scenario
+        cells.append((pack.seed, pack.template, pack.difficulty))
+    return cells
+
+
+def domain_episodes_per_second(cells: list[tuple[int, str, str]]) -> float:
+    """The same episodes as `episodes_per_second` on the `Episode` alone: the pack, the policies,
+    the rules and the judge, without the env's draws, codec, observations and bookkeeping."""
+    start = time.perf_counter()
+    for cell in cells:
+        episode = Episode(generate_scenario(*cell))
+        while not episode.done:
+            if episode.agent_selection == "scientist":
+                episode.step(build_baseline_scientist_action(episode.scientist_observation()))
+            else:
+                episode.step(episode.grounded_lab_response())
+    return len(cells) / (time.perf_counter() - start)
+
+
+def steady_rates() -> dict[str, list[float]]:
+    """Episodes/s, RUNS runs of each kind after a warm-up, every run on episodes no run has
+    played: what a long training run sees once the caches of values that recur across packs
+    (case texts, lab numbers) are full. Kinds: through env() seeded once, through env()
+    reseeded every episode, and on the Episode alone."""
+    episodes_per_second(WARM_UP_SEED)
+    domain_episodes_per_second(scenario_cells(WARM_UP_SEED))
+    seeds = [run * EPISODES for run in range(RUNS)]
+    return {
+        "env": [episodes_per_second(seed) for seed in seeds],
+        "reseeded": [episodes_per_second(seed, reseed=True) for seed in seeds],
+        "domain": [domain_episodes_per_second(scenario_cells(seed)) for seed in seeds],
+    }
 
 
 def main() -> None:
@@ -120,13 +156,18 @@ def main() -> None:
     env_round = statistics.median(time_rounds_env(vec) for _ in range(REPEATS))
     domain_round = statistics.median(time_rounds_domain(action) for _ in range(REPEATS))
     rates = steady_rates()
+    rate, domain_rate = statistics.median(rates["env"]), statistics.median(rates["domain"])
     print(f"round through env():        {env_round * 1e6:8.1f} µs")
     print(f"round on the Episode alone: {domain_round * 1e6:8.1f} µs")
     print(f"env overhead:               {(env_round - domain_round) / domain_round:8.2f}× the domain cost")
-    print(
-        f"baseline vs grounded through env(): {statistics.median(rates):,.0f} episodes/s "
-        f"(median of {RUNS} runs of {EPISODES} fresh episodes; range {min(rates):,.0f}-{max(rates):,.0f})"
-    )
+    for kind, label in (("env", "seeded once"), ("reseeded", "a new seed every episode")):
+        runs = rates[kind]
+        print(
+            f"baseline vs grounded through env(), {label}: {statistics.median(runs):,.0f} episodes/s "
+            f"(median of {RUNS} runs of {EPISODES} fresh episodes; range {min(runs):,.0f}-{max(runs):,.0f})"
+        )
+    print(f"the same episodes on the Episode alone: {domain_rate:,.0f} episodes/s")
+    print(f"env overhead per episode:   {(domain_rate - rate) / rate:8.2f}× the domain cost")
 
 
 if __name__ == "__main__":
