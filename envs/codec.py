@@ -146,19 +146,22 @@ def _int_vector(element: object, size: int) -> list[int] | None:
     rounded: a policy emitting 0.9 has a bug worth hearing about)."""
     if size == 1 and isinstance(element, (int, np.integer)):  # a Discrete sample: no array needed
         return [int(element)]
-    try:
-        array = np.asarray(element)
-    except (TypeError, ValueError, OverflowError):
-        return None
-    if array.dtype.kind == "f":
-        whole = np.isfinite(array).all() and (array == np.floor(array)).all()
-        if not whole or (np.abs(array) > 2**31).any():
+    if type(element) is np.ndarray and element.dtype == np.int64 and element.shape == (size,):
+        values: list[int] = element.tolist()  # a MultiDiscrete sample: whole numbers already
+    else:
+        try:
+            array = np.asarray(element)
+        except (TypeError, ValueError, OverflowError):
             return None
-    elif array.dtype.kind not in "iub":
-        return None
-    if array.size != size:
-        return None
-    values: list[int] = array.reshape(-1).astype(np.int64, copy=False).tolist()
+        if array.dtype.kind == "f":
+            whole = np.isfinite(array).all() and (array == np.floor(array)).all()
+            if not whole or (np.abs(array) > 2**31).any():
+                return None
+        elif array.dtype.kind not in "iub":
+            return None
+        if array.size != size:
+            return None
+        values = array.reshape(-1).astype(np.int64, copy=False).tolist()
     # Checked in Python rather than with numpy ufuncs, which cost more at this size: every
     # component after the head is a 0/1 slot, so one max covers them.
     if size == SCIENTIST_NVEC.size and (

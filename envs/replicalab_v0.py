@@ -141,9 +141,7 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
         self._cumulative_rewards[agent] = 0.0
         outcome = episode.step(self.session.translate(agent, action))
         self.rewards = outcome.rewards
-        info, error = self.session.info, outcome.error
-        for name, components in outcome.components.items():  # every agent: none has left yet
-            self.infos[name] = info(name, components, error if name == agent else None)
+        self.infos = self.session.infos(outcome.components, {agent: outcome.error})  # both: none has left
         if episode.done:
             self.terminations = dict.fromkeys(self.agents, episode.terminated)
             self.truncations = dict.fromkeys(self.agents, episode.truncated)
@@ -204,7 +202,7 @@ class parallel_raw_env(_Front, ParallelEnv[str, dict[str, Any], Any]):
         observations = {agent: self._observe_round(agent) for agent in self.agents}
         terminations = dict.fromkeys(self.agents, episode.terminated)
         truncations = dict.fromkeys(self.agents, episode.truncated)
-        infos = {agent: self.session.info(agent, components[agent], errors[agent]) for agent in self.agents}
+        infos = self.session.infos(components, errors)
         if done:
             self.agents = []
         if self.render_mode == "human":

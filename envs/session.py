@@ -7,6 +7,7 @@ action or an observation on its own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -160,27 +161,41 @@ class Session:
         outcome_components: dict[str, float] | None = None,
         error: ActionError | None = None,
     ) -> dict[str, Any]:
-        """What an agent may read about the last step: never the hidden reference or private lab facts.
+        """What `agent` may read about the last step (see `infos`)."""
+        return self.infos({agent: outcome_components}, {agent: error})[agent]
 
-        `outcome_components` becomes the info's own (every caller passes a dict it built or was
-        given by `Episode.step`, which copies), so it is not copied again.
+    def infos(
+        self,
+        components: Mapping[str, dict[str, float] | None],
+        errors: Mapping[str, ActionError | None],
+    ) -> dict[str, dict[str, Any]]:
+        """What each agent of `components` may read about the last step: never the hidden
+        reference or private lab facts.
+
+        An agent's components become its info's own (every caller passes dicts it built or was
+        given by `Episode.step`, which copies), so they are not copied again.
         """
         episode = self.episode
         assert episode is not None
-        info: dict[str, Any] = {
-            "round": min(episode.round_number, episode.max_rounds),
-            "reward_components": {} if outcome_components is None else outcome_components,
-            "error": {"code": error.code, "message": error.message} if error else None,
-        }
-        if episode.terminated or episode.truncated:
-            info["verdict"] = episode.verdict
-            if episode.breakdown is not None:
-                b = episode.breakdown
-                info["judge"] = {
-                    "rigor": b.rigor,
-                    "feasibility": b.feasibility,
-                    "fidelity": b.fidelity,
-                    "parsimony": b.parsimony,
-                    "total": b.total,
-                }
-        return info
+        round_number = min(episode.round_number, episode.max_rounds)
+        out: dict[str, dict[str, Any]] = {}
+        for agent, terms in components.items():
+            error = errors.get(agent)
+            info: dict[str, Any] = {
+                "round": round_number,
+                "reward_components": {} if terms is None else terms,
+                "error": {"code": error.code, "message": error.message} if error else None,
+            }
+            if episode.done:
+                info["verdict"] = episode.verdict
+                if episode.breakdown is not None:
+                    b = episode.breakdown
+                    info["judge"] = {
+                        "rigor": b.rigor,
+                        "feasibility": b.feasibility,
+                        "fidelity": b.fidelity,
+                        "parsimony": b.parsimony,
+                        "total": b.total,
+                    }
+            out[agent] = info
+        return out
