@@ -141,34 +141,49 @@ def vocabularies(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]
     return vocabulary.techniques, vocabulary.controls
 
 
-def _int_vector(element: object, size: int) -> list[int] | None:
-    """`element` as a list of whole numbers within `nvec`, or None (fractions are refused, not
-    rounded: a policy emitting 0.9 has a bug worth hearing about)."""
+_INT64 = np.dtype(np.int64)  # numpy's one instance of it: identity is the cheapest test
+
+
+def _whole_numbers(element: object, size: int) -> list[int] | None:
+    """`element` as `size` whole numbers, or None (fractions are refused, not rounded: a policy
+    emitting 0.9 has a bug worth hearing about)."""
     if size == 1 and isinstance(element, (int, np.integer)):  # a Discrete sample: no array needed
         return [int(element)]
-    if type(element) is np.ndarray and element.dtype == np.int64 and element.shape == (size,):
+    if type(element) is np.ndarray and element.dtype is _INT64 and element.shape == (size,):
         values: list[int] = element.tolist()  # a MultiDiscrete sample: whole numbers already
-    else:
-        try:
-            array = np.asarray(element)
-        except (TypeError, ValueError, OverflowError):
-            return None
-        if array.dtype.kind == "f":
-            whole = np.isfinite(array).all() and (array == np.floor(array)).all()
-            if not whole or (np.abs(array) > 2**31).any():
-                return None
-        elif array.dtype.kind not in "iub":
-            return None
-        if array.size != size:
-            return None
-        values = array.reshape(-1).astype(np.int64, copy=False).tolist()
-    # Checked in Python rather than with numpy ufuncs, which cost more at this size: every
-    # component after the head is a 0/1 slot, so one max covers them.
-    if size == SCIENTIST_NVEC.size and (
-        min(values) < 0 or max(values[len(HEAD) :]) > 1 or not all(map(lt, values, HEAD))
-    ):
+        return values
+    try:
+        array = np.asarray(element)
+    except (TypeError, ValueError, OverflowError):
         return None
+    if array.dtype.kind == "f":
+        whole = np.isfinite(array).all() and (array == np.floor(array)).all()
+        if not whole or (np.abs(array) > 2**31).any():
+            return None
+    elif array.dtype.kind not in "iub":
+        return None
+    if array.size != size:
+        return None
+    values = array.reshape(-1).astype(np.int64, copy=False).tolist()
     return values
+
+
+def _scientist_vector(element: object) -> bytes | None:
+    """The Scientist's components, one byte each, or None unless each is within its `nvec`.
+
+    Every component fits a byte (the slots after the head are 0/1), and as bytes the range
+    checks and slot scans run in C: this is the costliest part of a structured step.
+    """
+    values = _whole_numbers(element, SCIENTIST_NVEC.size)
+    if values is None:
+        return None
+    try:
+        packed = bytes(values)
+    except ValueError:  # a value below 0 or above 255
+        return None
+    if packed[len(HEAD) :].translate(None, b"\x00\x01") or not all(map(lt, packed, HEAD)):
+        return None
+    return packed
 
 
 @lru_cache(maxsize=64)
@@ -239,7 +254,7 @@ class ScientistCodec:
 
     def decode(self, element: object, legal_types: tuple[bool, ...]) -> ScientistAction | ActionError:
         """The action an element stands for, or the reason it is refused."""
-        values = _int_vector(element, SCIENTIST_NVEC.size)
+        values = _scientist_vector(element)
         if values is None:
             return ActionError(
                 code="invalid_action",
@@ -249,8 +264,8 @@ class ScientistCodec:
             return ActionError(code="masked_action", message=f"component {A_TYPE} picks a masked-out value")
         if (
             values[A_TECHNIQUE] >= len(self.techniques)
-            or any(values[A_CONTROLS + len(self.controls) : A_ITEMS])
-            or any(values[A_ITEMS + len(self.items) :])
+            or values.find(1, A_CONTROLS + len(self.controls), A_ITEMS) >= 0
+            or values.find(1, A_ITEMS + len(self.items)) >= 0
         ):
             return ActionError(
                 code="masked_action", message="a slot beyond this scenario's vocabulary is set"
@@ -352,7 +367,7 @@ def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:
 
 def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | ActionError:
     """The grounded action with the chosen stance, or the reason the stance is refused."""
-    values = _int_vector(element, 1)
+    values = _whole_numbers(element, 1)
     if values is None or not 0 <= values[0] < len(LAB_MANAGER_ACTION_TYPES):
         return ActionError(
             code="invalid_action", message="lab_manager action must be one whole number in [0, 4)"
