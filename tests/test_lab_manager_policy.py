@@ -39,6 +39,7 @@ from replicalab.scenarios import (
     generate_scenario,
     get_template,
     minimal_protocol,
+    published_protocol,
 )
 from replicalab.validation import validate_protocol
 
@@ -70,16 +71,7 @@ def feasible_protocol(scenario: NormalizedScenarioPack) -> Protocol:
 
 def paper_protocol(scenario: NormalizedScenarioPack) -> Protocol:
     """The paper's own plan: full size and duration, every control, the original items."""
-    case = case_of(scenario)
-    return Protocol(
-        sample_size=case.base_sample_size,
-        controls=[*case.suggested_controls, case.required_review],
-        technique=case.technique,
-        duration_days=case.base_duration_days,
-        required_equipment=list(case.needed_equipment),
-        required_reagents=list(case.needed_reagents),
-        rationale=f"Replicate {case.paper.title} as published.",
-    )
+    return published_protocol(case_of(scenario))
 
 
 def forbidden_terms(scenario: NormalizedScenarioPack) -> list[str]:

@@ -1,6 +1,11 @@
 """Seeded scenario generation over data-driven templates."""
 
-from replicalab.scenarios.generator import DEFAULT_MAX_ROUNDS, generate_scenario, minimal_protocol
+from replicalab.scenarios.generator import (
+    DEFAULT_MAX_ROUNDS,
+    generate_scenario,
+    minimal_protocol,
+    published_protocol,
+)
 from replicalab.scenarios.io import load_pack, save_pack
 from replicalab.scenarios.registry import (
     BUILTIN_TEMPLATES,
@@ -37,6 +42,7 @@ __all__ = [
     "get_template",
     "load_pack",
     "minimal_protocol",
+    "published_protocol",
     "register_template",
     "register_template_file",
     "save_pack",

@@ -105,14 +105,7 @@ def _plan(template: str) -> _TemplatePlan:
         for name, kind in essentials:
             kinds[name] = kind
         needs = tuple((name, *_stock(name, kind, True)) for name, kind in essentials)
-        reference = Protocol(
-            sample_size=case.base_sample_size,
-            controls=[*case.suggested_controls, case.required_review],
-            technique=case.technique,
-            duration_days=case.base_duration_days,
-            required_equipment=list(case.needed_equipment),
-            required_reagents=list(case.needed_reagents),
-        )
+        reference = published_protocol(case)
         rules: dict[str, list[Constraint]] = {
             level: _case_constraints(case, level, first_id=4) for level in DIFFICULTIES
         }
@@ -166,6 +159,19 @@ def _check_seed(seed: object) -> int:
     if seed < 0:
         raise ValueError(f"seed: must be non-negative, got {seed}")
     return int(seed)
+
+
+def published_protocol(case: PaperCase) -> Protocol:
+    """The paper's own plan: full size and duration, every control, the original items."""
+    return Protocol(
+        sample_size=case.base_sample_size,
+        controls=[*case.suggested_controls, case.required_review],
+        technique=case.technique,
+        duration_days=case.base_duration_days,
+        required_equipment=list(case.needed_equipment),
+        required_reagents=list(case.needed_reagents),
+        rationale=f"Replicate {case.paper.title} as published.",
+    )
 
 
 def minimal_protocol(case: PaperCase, difficulty: str, swaps: dict[str, str]) -> Protocol:
@@ -314,10 +320,7 @@ def generate_scenario(
     )
     # The pack's bound and term tables, filled from their parts rather than re-derived: the lab's
     # rules come first, with kinds of their own and no terms; the case's part is shared by its packs.
-    pack.__dict__["quantities"] = {
-        **{rule.kind: (rule.quantity,) for rule in lab_rules},
-        **cp.rule_quantities[level],
-    }
+    pack.__dict__["quantities"] = {**quantity_table(lab_rules), **cp.rule_quantities[level]}
     pack.__dict__["terms"] = dict(cp.rule_terms[level])
     return pack
 
