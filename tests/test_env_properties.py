@@ -30,18 +30,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 # --------------------------------------------------------------------------- text mode
 
-_FIELDS = [
-    "action_type",
-    "sample_size",
-    "controls",
-    "technique",
-    "duration_days",
-    "required_equipment",
-    "required_reagents",
-    "questions",
-    "rationale",
-    "confidence",
-]
+_FIELDS = [*ScientistAction.model_fields, "confidence"]  # every field, and one the model lacks
 _VALUES = st.one_of(
     st.none(),
     st.booleans(),

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from typing import Any
 
 import gymnasium as gym
@@ -19,6 +16,7 @@ from envs.scientist_v0 import ScientistEnv
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode
 from replicalab.models import EpisodeLog, LabManagerAction, ScientistAction
+from tests.processes import stdout_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:pettingzoo\\.test")
 MODES = ("structured", "text")
@@ -227,16 +225,7 @@ for mode in ("structured", "text"):
 
 
 def _logs(hash_seed: str) -> str:
-    environment = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=environment,
-        cwd=os.path.dirname(os.path.dirname(__file__)),
-    )
-    return done.stdout
+    return stdout_of(_SCRIPT, hash_seed)
 
 
 def test_same_seed_and_actions_give_byte_identical_logs_across_hash_seeds() -> None:

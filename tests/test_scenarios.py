@@ -9,9 +9,6 @@ users add families and pin scenarios, so they are tested as public API.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from statistics import mean
 from typing import Any
@@ -38,9 +35,9 @@ from replicalab.scenarios import (
 from replicalab.scenarios import registry as registry_module
 from replicalab.scenarios.types import CatalogueItem, quantity_table, term_table
 from replicalab.validation import validate_protocol
+from tests.processes import stdout_of
 
 COMBOS = [(t, d) for t in BUILTIN_TEMPLATES for d in DIFFICULTIES]
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 def case_of(pack: NormalizedScenarioPack) -> PaperCase:
@@ -76,17 +73,7 @@ for template in BUILTIN_TEMPLATES:
 
 
 def _packs_in_subprocess(hash_seed: str) -> list[str]:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    done = subprocess.run(
-        [sys.executable, "-c", _PRINT_PACKS],
-        env=env,
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    return done.stdout.splitlines()
+    return stdout_of(_PRINT_PACKS, hash_seed).splitlines()
 
 
 def test_same_inputs_give_byte_identical_packs_across_processes() -> None:
