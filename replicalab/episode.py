@@ -189,7 +189,6 @@ class Episode:
     last_lab_action: LabManagerAction | None = field(default=None, init=False)
     terminated: bool = field(default=False, init=False)
     truncated: bool = field(default=False, init=False)
-    done: bool = field(default=False, init=False)  # terminated or truncated: read a dozen times a round
     verdict: Verdict | None = field(default=None, init=False)
     final_protocol: Protocol | None = field(default=None, init=False)
     breakdown: RewardBreakdown | None = field(default=None, init=False)
@@ -215,6 +214,10 @@ class Episode:
         self._phi = 0.0
 
     # ------------------------------------------------------------------ views
+
+    @property
+    def done(self) -> bool:
+        return self.terminated or self.truncated
 
     @property
     def check(self) -> FeasibilityCheckResult | None:
@@ -291,7 +294,7 @@ class Episode:
             transition = self._lab_manager_move(action)
             valid = action
         if not self.terminated and self.step_cap is not None and len(self._turns) + 1 >= self.step_cap:
-            self.truncated = self.done = True
+            self.truncated = True
             self.verdict = "truncated"
             self.final_protocol = self.protocol
             transition = transition.model_copy(update={"terminal": True, "verdict": "truncated"})
@@ -321,24 +324,18 @@ class Episode:
         )
 
     def _legality(self, agent: str, action: object) -> ActionError | None:
+        expected: type[ScientistAction] | type[LabManagerAction]
+        kinds: tuple[ScientistActionType | LabManagerActionType, ...]
         if agent == SCIENTIST:
-            if not isinstance(action, ScientistAction):
-                return ActionError(
-                    code="wrong_action_type",
-                    message=f"scientist expects a ScientistAction, got {type(action).__name__}",
-                )
-            if not self.scientist_mask()[SCIENTIST_ACTION_TYPES.index(action.action_type)]:
-                return ActionError(
-                    code="illegal_action",
-                    message=f"{action.action_type.value} needs a protocol on the table",
-                )
-            return None
-        if not isinstance(action, LabManagerAction):
+            expected, kinds, legal = ScientistAction, SCIENTIST_ACTION_TYPES, self.scientist_mask()
+        else:
+            expected, kinds, legal = LabManagerAction, LAB_MANAGER_ACTION_TYPES, self.lab_manager_mask()
+        if not isinstance(action, expected):
             return ActionError(
                 code="wrong_action_type",
-                message=f"lab_manager expects a LabManagerAction, got {type(action).__name__}",
+                message=f"{agent} expects a {expected.__name__}, got {type(action).__name__}",
             )
-        if not self.lab_manager_mask()[LAB_MANAGER_ACTION_TYPES.index(action.action_type)]:
+        if not legal[kinds.index(action.action_type)]:
             return ActionError(
                 code="illegal_action",
                 message=f"{action.action_type.value} needs a protocol on the table",
@@ -418,7 +415,7 @@ class Episode:
 
     def _accept(self) -> Transition:
         assert self.protocol is not None
-        self.terminated = self.done = True
+        self.terminated = True
         last = self.last_lab_action
         final, check = self.protocol, self.check
         if self.consented:
@@ -494,7 +491,7 @@ class Episode:
     def _end_round(self) -> None:
         self.round_number += 1
         if self.round_number > self.max_rounds and not self.terminated:
-            self.terminated = self.done = True
+            self.terminated = True
             self.verdict = "round_limit"
             self.final_protocol = self.protocol
 

@@ -117,14 +117,21 @@ def _build_protocol_check(errors: dict[str, list[str]]) -> DimensionCheck:
     return _dimension(errors.get("protocol", []))
 
 
+def _within_lab(reasons: list[str], over: bool, reason: str) -> DimensionCheck:
+    """Validation's reasons against a limit; failing those, the lab's own limit (which holds even
+    when no constraint states it)."""
+    return _dimension(reasons if reasons or not over else [reason])
+
+
 def _check_budget(
     cost: float, scenario: NormalizedScenarioPack, errors: dict[str, list[str]]
 ) -> DimensionCheck:
-    reasons = errors.get("budget", [])
     remaining = scenario.lab.budget_remaining
-    if cost > remaining and not reasons:
-        reasons = [f"estimated cost {cost:g} exceeds the remaining budget of {remaining:g} credits"]
-    return _dimension(reasons)
+    return _within_lab(
+        errors.get("budget", []),
+        cost > remaining,
+        f"estimated cost {cost:g} exceeds the remaining budget of {remaining:g} credits",
+    )
 
 
 def _check_items(
@@ -186,11 +193,10 @@ def _check_schedule(errors: dict[str, list[str]]) -> DimensionCheck:
 def _check_staff(
     staff: int, scenario: NormalizedScenarioPack, errors: dict[str, list[str]]
 ) -> DimensionCheck:
-    reasons = errors.get("staff", [])
     available = scenario.lab.staff_count
-    if staff > available and not reasons:
-        reasons = [f"needs {staff} staff but the lab has {available}"]
-    return _dimension(reasons)
+    return _within_lab(
+        errors.get("staff", []), staff > available, f"needs {staff} staff but the lab has {available}"
+    )
 
 
 def _check_policy(errors: dict[str, list[str]]) -> DimensionCheck:
