@@ -29,7 +29,6 @@ misreports by the episode.
 from __future__ import annotations
 
 import itertools
-import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import lt
@@ -453,9 +452,6 @@ def _fill_turn(out: np.ndarray, episode: Episode) -> None:
         out[30] = last.suggested_protocol is not None
 
 
-_BLOCK = struct.Struct("13f")  # features [13:26]: the protocol on the table and its check
-
-
 def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndarray]:
     """(Scientist, Lab Manager) features as far as the protocol on the table and its grounded
     check fix them (read-only; copy before filling in the turn).
@@ -471,8 +467,8 @@ def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndar
     protocol, suggestion = episode.protocol, episode.suggestion
     assert protocol is not None
     budget = max(episode.scenario.lab.budget_remaining, 1.0)
-    block = np.frombuffer(  # packed by struct: numpy's conversion machinery costs more here
-        _BLOCK.pack(
+    block = np.array(
+        (
             1.0,
             _clip(protocol.sample_size / 100.0),
             _clip(protocol.duration_days / MAX_DURATION),
