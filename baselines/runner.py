@@ -37,7 +37,13 @@ from baselines.policies import GroundedLabManager, Policy, policy_stats, reset_p
 from replicalab.episode import SCIENTIST, Episode, coerce_action
 from replicalab.models import EpisodeLog
 from replicalab.rewards import RewardConfig, get_preset
-from replicalab.scenarios import DEFAULT_MAX_ROUNDS, DIFFICULTIES, generate_scenario, template_names
+from replicalab.scenarios import (
+    DEFAULT_MAX_ROUNDS,
+    DIFFICULTIES,
+    generate_scenario,
+    get_template,
+    template_names,
+)
 from replicalab.scenarios.registry import check_difficulty, template_key
 
 if sys.platform != "win32":
@@ -62,10 +68,8 @@ class Grid:
     seeds: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        known = template_names()
         for name in self.templates:
-            if name not in known:
-                raise ValueError(f"template: unknown template {name!r}; valid: {', '.join(known)}")
+            get_template(name)  # refuses an unknown one, naming the valid ones
         for level in self.difficulties:
             check_difficulty(level)
         for seed in self.seeds:

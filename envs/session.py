@@ -35,8 +35,9 @@ from replicalab.scenarios import (
     DIFFICULTIES,
     NormalizedScenarioPack,
     generate_scenario,
-    template_names,
+    get_template,
 )
+from replicalab.scenarios.registry import check_difficulty
 
 ACTION_MODES = ("structured", "text")
 
@@ -62,13 +63,10 @@ class Session:
         self.difficulties = tuple(difficulties) if difficulties is not None else DIFFICULTIES
         if not self.templates:
             raise ValueError("templates: give at least one template")
-        known = template_names()
         for name in self.templates:
-            if name not in known:
-                raise ValueError(f"templates: unknown template {name!r}; valid: {', '.join(known)}")
+            get_template(name)  # refuses an unknown one, naming the valid ones
         for level in self.difficulties:
-            if level not in DIFFICULTIES:
-                raise ValueError(f"difficulties: unknown {level!r}; valid: {', '.join(DIFFICULTIES)}")
+            check_difficulty(level)
         if not self.difficulties:
             raise ValueError("difficulties: give at least one difficulty")
         if action_mode not in ACTION_MODES:
