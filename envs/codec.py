@@ -88,6 +88,8 @@ GENERIC_CONTROLS = (
 )
 GENERIC_TECHNIQUE = "replication of the published method"
 _OFFSETS = np.concatenate([[0], np.cumsum(SCIENTIST_NVEC)[:-1]])
+_REQUEST_INFO = SCIENTIST_ACTION_TYPES.index(ScientistActionType.REQUEST_INFO)
+_ACCEPT = SCIENTIST_ACTION_TYPES.index(ScientistActionType.ACCEPT)
 
 
 class _Vocabulary(NamedTuple):
@@ -269,11 +271,9 @@ class ScientistCodec:
             return ActionError(
                 code="masked_action", message="a slot beyond this scenario's vocabulary is set"
             )
-        kind = SCIENTIST_ACTION_TYPES[values[A_TYPE]]
-        questions: list[str] = []
-        if kind is ScientistActionType.REQUEST_INFO:
-            questions = [QUESTIONS[values[A_QUESTION]]]
-        if kind in (ScientistActionType.ACCEPT, ScientistActionType.REQUEST_INFO):
+        move = values[A_TYPE]  # compared as an index: an enum member's lookup costs more
+        kind = SCIENTIST_ACTION_TYPES[move]
+        if move in (_REQUEST_INFO, _ACCEPT):
             return construct(
                 ScientistAction,
                 action_type=kind,
@@ -283,7 +283,7 @@ class ScientistCodec:
                 duration_days=0,
                 required_equipment=[],
                 required_reagents=[],
-                questions=questions,
+                questions=[QUESTIONS[values[A_QUESTION]]] if move == _REQUEST_INFO else [],
                 rationale="",
             )
         equipment: list[str] = []
@@ -352,9 +352,10 @@ _LAB_MANAGER_MASKS: dict[tuple[int, ...], np.ndarray] = {
 def _lab_manager_legal(episode: Episode, any_turn: bool) -> tuple[int, ...]:
     if episode.done or not (any_turn or episode.agent_selection == LAB_MANAGER):
         return (0, 0, 0, 0)
-    if episode.protocol is None:
+    check = episode.check  # set exactly when a protocol is on the table
+    if check is None:
         return (1, 0, 0, 0)
-    feasible = episode.check is not None and episode.check.feasible
+    feasible = check.feasible
     return (1, int(episode.suggestion is not None), int(not feasible), int(feasible))
 
 

@@ -137,7 +137,8 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        episode = self.episode
+        episode = self.session.episode  # set: reset() has been called
+        assert episode is not None
         self._cumulative_rewards[agent] = 0.0
         outcome = episode.step(self.session.translate(agent, action))
         self.rewards = outcome.rewards

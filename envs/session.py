@@ -40,6 +40,7 @@ from replicalab.scenarios import (
 from replicalab.scenarios.registry import check_difficulty
 
 ACTION_MODES = ("structured", "text")
+_SPACE_SAMPLES = frozenset((np.ndarray, int, np.int64))  # what the structured spaces' `sample()` returns
 
 
 class Session:
@@ -118,10 +119,17 @@ class Session:
         return self.episode
 
     def translate(self, agent: str, action: Any) -> ScientistAction | LabManagerAction | ActionError:
-        """What the agent's action means, whatever form it came in."""
+        """What the agent's action means, whatever form it came in.
+
+        A space sample (an array, an int) is tested for first: it is the form every step of a
+        structured rollout takes, and telling it from a pydantic model by `isinstance` costs three
+        ABC checks (pydantic's metaclass is an `ABCMeta`).
+        """
         episode = self.episode
         assert episode is not None
-        if isinstance(action, (ScientistAction, LabManagerAction, ActionError, dict, str)):
+        if type(action) not in _SPACE_SAMPLES and isinstance(
+            action, (ScientistAction, LabManagerAction, ActionError, dict, str)
+        ):
             return coerce_action(agent, action)
         if agent == SCIENTIST:
             if self.action_mode == "text":
@@ -176,6 +184,7 @@ class Session:
         episode = self.episode
         assert episode is not None
         round_number = min(episode.round_number, episode.max_rounds)
+        done = episode.done
         out: dict[str, dict[str, Any]] = {}
         for agent, terms in components.items():
             error = errors.get(agent)
@@ -184,7 +193,7 @@ class Session:
                 "reward_components": {} if terms is None else terms,
                 "error": {"code": error.code, "message": error.message} if error else None,
             }
-            if episode.done:
+            if done:
                 info["verdict"] = episode.verdict
                 if episode.breakdown is not None:
                     b = episode.breakdown
