@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from replicalab.agents.scientist_policy import (
+    MAX_JSON_DEPTH,
     MAX_OUTPUT_CHARS,
     RetryMetadata,
     ScientistCallResult,
@@ -467,6 +468,24 @@ def test_pathological_inputs_fail_cleanly(raw: str, code: str) -> None:
     with pytest.raises(ScientistOutputParseError) as info:
         parse_scientist_output(raw)
     assert info.value.code == code
+
+
+def test_nesting_limit_is_ours_not_the_decoders() -> None:
+    """The same output gets the same code on every Python: the decoder's own limit moves."""
+    at_limit = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    with pytest.raises(ScientistOutputParseError) as info:
+        parse_scientist_output(at_limit)
+    assert info.value.code == "invalid_action"  # decoded: an array, not an object
+    for over in ("[" * (MAX_JSON_DEPTH + 1) + "]" * (MAX_JSON_DEPTH + 1), '{"a":' * 1000 + "1" + "}" * 1000):
+        with pytest.raises(ScientistOutputParseError) as info:
+            parse_scientist_output(over)
+        assert info.value.code == "invalid_json"
+        assert f"MAX_JSON_DEPTH={MAX_JSON_DEPTH}" in info.value.message
+
+
+def test_brackets_inside_strings_do_not_nest() -> None:
+    text = '{"action_type": "accept", "rationale": "' + "[{" * MAX_JSON_DEPTH + '"}'
+    assert parse_scientist_output(text).rationale == "[{" * MAX_JSON_DEPTH
 
 
 @pytest.mark.parametrize("value", [None, b'{"action_type": "accept"}', 4, {"action_type": "x"}])

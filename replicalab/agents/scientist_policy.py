@@ -54,6 +54,7 @@ from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import mentions, occurs, spaced, words
 
 __all__ = [
+    "MAX_JSON_DEPTH",
     "MAX_OUTPUT_CHARS",
     "GenerateFn",
     "ParseErrorCode",
@@ -75,6 +76,11 @@ ParseErrorCode = Literal["no_json", "invalid_json", "invalid_action"]
 ActionModel = TypeVar("ActionModel", bound=BaseModel)
 MAX_OUTPUT_CHARS = 20_000
 """Longest model output the parser reads; a longer one is refused as `invalid_json`."""
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of brackets the parser decodes; deeper JSON is refused as `invalid_json`.
+Python's decoder gives up at a depth that moves with the version (about 1,000 in 3.10 and 3.11,
+5,000 in 3.12, more in 3.13) and with the caller's stack, so without a limit of our own the same
+output could be refused on one machine and decoded on another."""
 
 _ACTION_FIELDS = tuple(ScientistAction.model_fields)
 _ACTION_TYPES = tuple(kind.value for kind in ScientistActionType)
@@ -217,6 +223,7 @@ class ScientistOutputParseError(ValueError):
 
 
 _INSIDE = re.compile(r'[{}"]')  # what changes the state of the scan inside an object
+_NESTING = re.compile(r'[\[\]{}"]')  # what changes the depth of JSON text
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # one JSON string, unambiguous
 _MAX_CANDIDATES = 16  # bounds the decoding work on text full of {brace} spans
 
@@ -252,6 +259,9 @@ def parse_model_output(raw_text: str, model: type[ActionModel]) -> ActionModel:
 def _decode_first(raw_text: str) -> object:
     first_error: BaseException | None = None
     for candidate in islice(_candidates(raw_text), _MAX_CANDIDATES):
+        if _nested_too_deep(candidate):
+            first_error = first_error or RecursionError()  # described as the decoder's own
+            continue
         try:
             return json.loads(candidate)
         except (ValueError, RecursionError) as exc:  # ValueError covers JSONDecodeError
@@ -259,6 +269,28 @@ def _decode_first(raw_text: str) -> object:
     if first_error is None:
         raise ScientistOutputParseError("no_json", "no JSON object found in the output", raw_text)
     raise ScientistOutputParseError("invalid_json", _describe_json_error(first_error), raw_text)
+
+
+def _nested_too_deep(text: str) -> bool:
+    """Whether brackets outside JSON strings open deeper than `MAX_JSON_DEPTH` anywhere in
+    `text`. Counting first keeps the common case (a few brackets) to two C-speed passes."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    depth, pos = 0, 0
+    while (token := _NESTING.search(text, pos)) is not None:
+        at = token.start()
+        char = text[at]
+        if char == '"':
+            string = _STRING.match(text, at)
+            if string is None:  # unterminated: the decoder refuses the text anyway
+                return False
+            pos = string.end()
+            continue
+        depth += 1 if char in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            return True
+        pos = at + 1
+    return False
 
 
 def _candidates(raw_text: str) -> Iterator[str]:
@@ -335,7 +367,7 @@ def _describe_json_error(exc: BaseException) -> str:
     if isinstance(exc, json.JSONDecodeError):
         return f"{exc.msg} (line {exc.lineno}, column {exc.colno})"
     if isinstance(exc, RecursionError):
-        return "JSON nested too deeply"
+        return f"JSON nested too deeply (over MAX_JSON_DEPTH={MAX_JSON_DEPTH})"
     return str(exc)
 
 
