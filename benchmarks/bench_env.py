@@ -2,7 +2,12 @@
 
 1. One full round (Scientist revise + Lab Manager answer, structured mode) through `env()`
    — decode, step, observe via `last()` for each agent — against the same round driven on the
-   `Episode` alone, in one run.
+   `Episode` alone, in one run: `PAIRS` pairs of timings, env then domain back to back, so each
+   pair shares the host's load of the moment (on a shared VM it drifts by tens of per cent
+   within a run). The env's overhead is judged on the median of the pairs' ratios; the ratio
+   of the fastest env timing to the fastest domain timing (timeit's estimator: the least
+   disturbed run) is printed beside it. `benchmarks.instructions` counts the same rounds'
+   instructions, which no neighbour can disturb.
 2. Baseline Scientist vs grounded Lab Manager, whole episodes through `env()` (reset included),
    after a warm-up, on seeds no run has played (`steady_rates`), and the same episodes on the
    `Episode` alone: what the env adds to a whole episode.
@@ -27,7 +32,7 @@ from replicalab.models import ScientistAction
 from replicalab.scenarios import generate_scenario
 
 ROUNDS = 400
-REPEATS = 7
+PAIRS = 15
 EPISODES = 600  # per throughput run
 RUNS = 7
 WARM_UP_SEED = 10**6  # far from the timed runs' seeds
@@ -62,29 +67,34 @@ def grounded_stance(env: replicalab_v0.raw_env) -> int:
     return LAB_MANAGER_ACTION_TYPES.index(env.episode.grounded_lab_response().action_type)
 
 
-def time_rounds_env(vec: np.ndarray) -> float:
+def time_rounds_env(vec: np.ndarray, rounds: int = ROUNDS) -> float:
     env = replicalab_v0.env(templates=["ml_benchmark"], difficulties=["medium"], max_rounds=10**6)
     env.reset(seed=0, options={"template": "ml_benchmark", "difficulty": "medium", "scenario_seed": 3})
     env.step(build_baseline_scientist_action(env.episode.scientist_observation()))
     env.step(grounded_stance(env))
     start = time.perf_counter()
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         env.last()
         env.step(vec)
         env.last()
         env.step(grounded_stance(env))
-    return (time.perf_counter() - start) / ROUNDS
+    return (time.perf_counter() - start) / rounds
 
 
-def time_rounds_domain(action: ScientistAction) -> float:
+def time_rounds_domain(action: ScientistAction, rounds: int = ROUNDS) -> float:
     episode = Episode(generate_scenario(3, "ml_benchmark", "medium"), max_rounds=10**6)
     episode.step(build_baseline_scientist_action(episode.scientist_observation()))
     episode.step(episode.grounded_lab_response())
     start = time.perf_counter()
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         episode.step(action)
         episode.step(episode.grounded_lab_response())
-    return (time.perf_counter() - start) / ROUNDS
+    return (time.perf_counter() - start) / rounds
+
+
+def paired_rounds(vec: np.ndarray, action: ScientistAction, pairs: int = PAIRS) -> list[tuple[float, float]]:
+    """(env, domain) seconds per round, `pairs` times, each pair timed back to back."""
+    return [(time_rounds_env(vec), time_rounds_domain(action)) for _ in range(pairs)]
 
 
 def episodes_per_second(first_seed: int, n: int = EPISODES, *, reseed: bool = False) -> float:
@@ -153,13 +163,22 @@ def main() -> None:
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the targets are per core
     vec, action = _revision()
-    env_round = statistics.median(time_rounds_env(vec) for _ in range(REPEATS))
-    domain_round = statistics.median(time_rounds_domain(action) for _ in range(REPEATS))
+    pairs = paired_rounds(vec, action)
+    env_times, domain_times = [e for e, _ in pairs], [d for _, d in pairs]
+    overheads = sorted((e - d) / d for e, d in pairs)
     rates = steady_rates()
     rate, domain_rate = statistics.median(rates["env"]), statistics.median(rates["domain"])
-    print(f"round through env():        {env_round * 1e6:8.1f} µs")
-    print(f"round on the Episode alone: {domain_round * 1e6:8.1f} µs")
-    print(f"env overhead:               {(env_round - domain_round) / domain_round:8.2f}× the domain cost")
+    print(
+        f"round through env():        {statistics.median(env_times) * 1e6:8.1f} µs (fastest {min(env_times) * 1e6:.1f})"
+    )
+    print(
+        f"round on the Episode alone: {statistics.median(domain_times) * 1e6:8.1f} µs (fastest {min(domain_times) * 1e6:.1f})"
+    )
+    print(
+        f"env overhead:               {statistics.median(overheads):8.2f}× the domain cost "
+        f"(median of {PAIRS} pairs; middle half {overheads[PAIRS // 4]:.2f}-{overheads[-1 - PAIRS // 4]:.2f}; "
+        f"fastest over fastest {(min(env_times) - min(domain_times)) / min(domain_times):.2f})"
+    )
     for kind, label in (("env", "seeded once"), ("reseeded", "a new seed every episode")):
         runs = rates[kind]
         print(

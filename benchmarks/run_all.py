@@ -10,7 +10,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-MODULES = ("bench_scenarios", "bench_agents", "bench_judge", "bench_env", "bench_evaluate", "bench_scaling")
+MODULES = (
+    "bench_scenarios",
+    "bench_agents",
+    "bench_judge",
+    "bench_env",
+    "instructions",
+    "bench_evaluate",
+    "bench_scaling",
+)
 
 
 def main() -> None:
