@@ -15,6 +15,22 @@
    step after a terminal one only resets that copy; such steps are not counted as env steps,
    but their time is in the figure, as a trainer pays it too.
 
+3. The machine's ceiling: `CALIBRATION_TASKS` tasks per worker of a fixed pure-Python integer
+   loop in a `ProcessPoolExecutor` started before timing, best of `REPEATS`. Nothing is shared
+   and nothing waits, so its speed-up is the most this machine gives N processes of CPU-bound
+   Python; on a shared VM, whose vCPUs may be hyperthreads or lent to neighbours, it can be far
+   below N. Each scaling table's "of ceiling" is its speed-up over this one: what is lost there
+   is ours, not the machine's.
+
+For the runner, the CPU seconds of the best run per episode, in this process (all its threads:
+`RUSAGE_SELF`) and in the pool's workers (`RUSAGE_CHILDREN`, which counts only children waited
+for: `run_grid` joins its pool before it returns, so the difference around the call is its
+workers'). At one job the parent plays every episode itself. At more, the parent orders the
+results and validates each log's JSON line; when its CPU time nears the run's wall time ("parent
+busy", which may pass 100% as its threads count too) it is the serial bottleneck, and more
+workers cannot help. The figures need
+`resource`, which is Unix-only; elsewhere the columns read "n/a".
+
 Worker counts are 1, 2, 4, 8, ... up to the cores this process may use, and that number when it
 is not a power of two; `--workers` replaces them (1 is always added, as the base). Speed-up is
 over one worker (one copy); efficiency is speed-up ÷ workers. Unlike `bench_env`, this benchmark
@@ -29,8 +45,10 @@ import argparse
 import multiprocessing
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import gymnasium as gym
@@ -43,11 +61,16 @@ from envs.spaces import A_TYPE, SCIENTIST_MASK_SIZE, SCIENTIST_NVEC
 from replicalab.episode import SCIENTIST_ACTION_TYPES
 from replicalab.models import ScientistActionType
 
+if sys.platform != "win32":
+    import resource
+
 SEEDS = 300  # 2,700 episodes: about 1.5 s at jobs=1 on the 2-core sandbox
 VECTOR_STEPS = 1000
 WARM_UP_STEPS = 20
 REPEATS = 3
 RESET_SEED = 0
+CALIBRATION_LOOPS = 1_000_000  # about 0.07 s of one core on the 2-core sandbox
+CALIBRATION_TASKS = 6  # per worker, so that one slow task weighs little
 
 _OFFSETS = np.concatenate([[0], np.cumsum(SCIENTIST_NVEC)[:-1]])
 _TYPE_PREFERENCE = np.array(
@@ -99,13 +122,54 @@ def machine() -> dict[str, str]:
     }
 
 
-def runner_rate(grid: Grid, jobs: int) -> float:
-    best = float("inf")
+def _spin(loops: int) -> int:
+    """CPU-bound Python that shares nothing: the work that parallelizes perfectly."""
+    total = 0
+    for i in range(loops):
+        total ^= i * i
+    return total
+
+
+def calibration_rate(workers: int) -> float:
+    """Tasks/s of `_spin` over `workers` processes, best of `REPEATS`."""
+    tasks = [CALIBRATION_LOOPS] * (workers * CALIBRATION_TASKS)
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        # Start the workers outside the timing; a late starter slows the first repeat only.
+        list(pool.map(_spin, [CALIBRATION_LOOPS] * workers))
+        best = float("inf")
+        for _ in range(REPEATS):
+            start = time.perf_counter()
+            list(pool.map(_spin, tasks))
+            best = min(best, time.perf_counter() - start)
+    return len(tasks) / best
+
+
+def _cpu_seconds() -> tuple[float, float] | None:
+    """User + system CPU seconds of this process and of its waited-for children; None where
+    there is no `resource`."""
+    if sys.platform == "win32":
+        return None
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def runner_rate(grid: Grid, jobs: int) -> dict[str, float]:
+    """The fastest of `REPEATS` runs: episodes/s (`eps`) and, where `_cpu_seconds` can tell,
+    CPU µs per episode in this process (`parent_us`) and in the pool's workers (`workers_us`)."""
+    episodes = len(grid.cells())
+    best: dict[str, float] = {"eps": 0.0}
     for _ in range(REPEATS):
+        before = _cpu_seconds()
         start = time.perf_counter()
         run_grid(grid, BaselineScientist, jobs=jobs)
-        best = min(best, time.perf_counter() - start)
-    return len(grid.cells()) / best
+        elapsed = time.perf_counter() - start
+        after = _cpu_seconds()
+        if episodes / elapsed > best["eps"]:
+            best = {"eps": episodes / elapsed}
+            if before is not None and after is not None:
+                best["parent_us"] = (after[0] - before[0]) / episodes * 1e6
+                best["workers_us"] = (after[1] - before[1]) / episodes * 1e6
+    return best
 
 
 def policy(mask: np.ndarray) -> np.ndarray:
@@ -156,10 +220,14 @@ def vector_rate(
 
 def run(workers: list[int], seeds: int = SEEDS, vector_steps: int = VECTOR_STEPS) -> dict[str, float]:
     """Rates at each count in `workers` (include 1: speed-ups are over it), keyed
-    `runner_jobs{j}_eps` (episodes/s), `async_n{n}_steps` and `sync_n{n}_steps` (env steps/s),
-    and `policy_share`, the policy's largest share of a timed vector block."""
+    `calibration_n{n}_rate` (tasks/s), `runner_jobs{j}_eps` (episodes/s), `async_n{n}_steps` and
+    `sync_n{n}_steps` (env steps/s); the runner's CPU µs per episode `runner_jobs{j}_parent_us`
+    and `runner_jobs{j}_workers_us` (Unix only); and `policy_share`, the policy's largest share
+    of a timed vector block."""
+    out = {f"calibration_n{n}_rate": calibration_rate(n) for n in workers}
     grid = Grid.of(seeds=seeds)
-    out = {f"runner_jobs{jobs}_eps": runner_rate(grid, jobs) for jobs in workers}
+    for jobs in workers:
+        out.update({f"runner_jobs{jobs}_{key}": value for key, value in runner_rate(grid, jobs).items()})
     shares = []
     for copies in workers:
         for name, vector_class in (("async", gym.vector.AsyncVectorEnv), ("sync", gym.vector.SyncVectorEnv)):
@@ -173,6 +241,24 @@ def run(workers: list[int], seeds: int = SEEDS, vector_steps: int = VECTOR_STEPS
 def _scaling(rate: float, base: float, workers: int) -> str:
     speed_up = rate / base
     return f"{speed_up:.2f}× | {speed_up / workers:.0%}"
+
+
+def _of_ceiling(rates: dict[str, float], key: str, workers: int) -> str:
+    """Speed-up over the calibration's at the same count: below 100% is lost to our code, not
+    to the machine."""
+    speed_up = rates[key.format(workers)] / rates[key.format(1)]
+    ceiling = rates[f"calibration_n{workers}_rate"] / rates["calibration_n1_rate"]
+    return f"{speed_up / ceiling:.0%}"
+
+
+def _cpu_columns(rates: dict[str, float], jobs: int) -> str:
+    """The parent's CPU time ÷ the run's wall time is last: near 100%, the parent is the serial
+    bottleneck (its threads count too, so it may pass 100%)."""
+    parent = rates.get(f"runner_jobs{jobs}_parent_us")
+    if parent is None:
+        return "n/a | n/a | n/a"
+    busy = parent * rates[f"runner_jobs{jobs}_eps"] / 1e6
+    return f"{parent:,.0f} | {rates[f'runner_jobs{jobs}_workers_us']:,.0f} | {busy:.0%}"
 
 
 def main() -> None:
@@ -193,23 +279,45 @@ def main() -> None:
     rates = run(workers, args.seeds, args.vector_steps)
     for key, value in machine().items():
         print(f"- {key}: {value}")
+    print(
+        f"\nMachine ceiling: {CALIBRATION_TASKS} tasks per worker of a {CALIBRATION_LOOPS:,}-step "
+        f"pure-Python integer loop, pool started before timing, best of {REPEATS}:\n"
+    )
+    print("| workers | tasks/s | speed-up | efficiency |\n|---:|---:|---:|---:|")
+    base = rates["calibration_n1_rate"]
+    for n in workers:
+        rate = rates[f"calibration_n{n}_rate"]
+        print(f"| {n} | {rate:,.1f} | {_scaling(rate, base, n)} |")
     episodes = len(Grid.of(seeds=args.seeds).cells())
-    print(f"\nrun_grid, BaselineScientist, {episodes:,} episodes, best of {REPEATS}:\n")
-    print("| jobs | episodes/s | speed-up | efficiency |\n|---:|---:|---:|---:|")
+    print(
+        f"\nrun_grid, BaselineScientist, {episodes:,} episodes, best of {REPEATS} "
+        "(CPU µs per episode and parent busy: that run's):\n"
+    )
+    print(
+        "| jobs | episodes/s | speed-up | efficiency | of ceiling | parent µs/ep | workers µs/ep "
+        "| parent busy |\n|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
     base = rates["runner_jobs1_eps"]
     for jobs in workers:
         rate = rates[f"runner_jobs{jobs}_eps"]
-        print(f"| {jobs} | {rate:,.0f} | {_scaling(rate, base, jobs)} |")
+        print(
+            f"| {jobs} | {rate:,.0f} | {_scaling(rate, base, jobs)} "
+            f"| {_of_ceiling(rates, 'runner_jobs{}_eps', jobs)} | {_cpu_columns(rates, jobs)} |"
+        )
     print(
         f"\nScientist-v0 × N, env steps/s, {args.vector_steps:,} vector steps after {WARM_UP_STEPS}, "
         f"best of {REPEATS} (speed-up and efficiency: async over async N=1):\n"
     )
-    print("| N | async | speed-up | efficiency | sync | async ÷ sync |\n|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| N | async | speed-up | efficiency | of ceiling | sync | async ÷ sync |"
+        "\n|---:|---:|---:|---:|---:|---:|---:|"
+    )
     base = rates["async_n1_steps"]
     for copies in workers:
         rate, sync = rates[f"async_n{copies}_steps"], rates[f"sync_n{copies}_steps"]
         print(
-            f"| {copies} | {rate:,.0f} | {_scaling(rate, base, copies)} | {sync:,.0f} | {rate / sync:.2f} |"
+            f"| {copies} | {rate:,.0f} | {_scaling(rate, base, copies)} "
+            f"| {_of_ceiling(rates, 'async_n{}_steps', copies)} | {sync:,.0f} | {rate / sync:.2f} |"
         )
     print(f"\npolicy: at most {rates['policy_share']:.0%} of a timed vector block")
     print(f"wall time: {time.perf_counter() - start:.0f} s")
