@@ -41,7 +41,7 @@ from rich.table import Table
 from rich.text import Text
 
 from baselines import report
-from baselines.metrics import score, summarize
+from baselines.metrics import EpisodeDigest, score, summarize
 from baselines.oracle import OracleScientist
 from baselines.policies import SCIENTISTS, GroundedLabManager, LLMScientist
 from baselines.runner import Grid, PolicyFactory, Settings, run_grid
@@ -174,7 +174,7 @@ def _stop_on_sigterm() -> Iterator[None]:
 
 
 @contextmanager
-def _progress(total: int, description: str) -> Iterator[Callable[[EpisodeLog], None]]:
+def _progress(total: int, description: str) -> Iterator[Callable[[EpisodeDigest], None]]:
     """A progress bar on stderr; yields the per-episode callback. No refresh thread (workers fork)."""
     progress = Progress(
         TextColumn("{task.description}"),
@@ -189,7 +189,7 @@ def _progress(total: int, description: str) -> Iterator[Callable[[EpisodeLog], N
     task: TaskID = progress.add_task(description, total=total)
     last = [0.0]
 
-    def advance(_: EpisodeLog) -> None:
+    def advance(_: EpisodeDigest) -> None:
         progress.advance(task)
         now = time.monotonic()
         if now - last[0] >= _REFRESH_S:
@@ -254,11 +254,11 @@ def evaluate(
             result = run_grid(
                 grid, factory, settings=settings, jobs=jobs, out=out, resume=resume, on_episode=advance
             )
-            reference = result.logs if scientist == "oracle" else None
+            reference = result.digests if scientist == "oracle" else None
             if with_oracle:
                 reference = run_grid(
                     grid, OracleScientist, settings=settings, jobs=jobs, on_episode=advance
-                ).logs
+                ).digests
     except KeyboardInterrupt:
         hint = f"; {out} holds whole episodes only: rerun with --resume to finish" if out else ""
         _fail(f"interrupted{hint}", 130)
@@ -269,7 +269,7 @@ def evaluate(
         f"{_count(grid.seeds, 'seed')} = {cells} episodes"
     )
     console = _console()
-    console.print(report.results_table(summarize(result.logs, reference), title))
+    console.print(report.results_table(summarize(result.digests, reference), title))
     if reference is not None and scientist != "oracle":
         best = sum(map(score, reference)) / len(reference)
         console.print(

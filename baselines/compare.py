@@ -15,9 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from baselines.metrics import Estimate, episode_return, mean_components, score
+from baselines.metrics import EpisodeDigest, Estimate, episode_return, mean_components, score
 from baselines.runner import Grid, PolicyFactory, Settings, run_grid
-from replicalab.models import EpisodeLog
 from replicalab.rewards import RewardConfig
 
 
@@ -39,23 +38,24 @@ def compare_rewards(
     *,
     max_rounds: int = 6,
     jobs: int = 1,
-    on_episode: Callable[[EpisodeLog], None] | None = None,
+    on_episode: Callable[[EpisodeDigest], None] | None = None,
 ) -> list[ComparisonRow]:
     """One row per (preset, scientist), presets outermost, against the grounded Lab Manager."""
     rows = []
     for config in configs:
         settings = Settings(reward_config=config, max_rounds=max_rounds)
         for name, factory in scientists.items():
-            logs = run_grid(grid, factory, settings=settings, jobs=jobs, on_episode=on_episode).logs
+            result = run_grid(grid, factory, settings=settings, jobs=jobs, on_episode=on_episode)
+            digests = result.digests
             rows.append(
                 ComparisonRow(
                     preset=config.name,
                     scientist=name,
-                    episodes=len(logs),
-                    returns=Estimate.of([episode_return(log) for log in logs]),
-                    score=sum(map(score, logs)) / len(logs),
-                    agreement_rate=sum(log.verdict == "agreement" for log in logs) / len(logs),
-                    components=mean_components(logs),
+                    episodes=len(digests),
+                    returns=Estimate.of([episode_return(d) for d in digests]),
+                    score=sum(map(score, digests)) / len(digests),
+                    agreement_rate=sum(d.verdict == "agreement" for d in digests) / len(digests),
+                    components=mean_components(result.logs),
                 )
             )
     return rows

@@ -1,4 +1,4 @@
-"""Aggregate episode logs into the numbers a results table reports.
+"""Aggregate episodes into the numbers a results table reports.
 
 Definitions (per template × difficulty, and overall):
 
@@ -22,8 +22,9 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
-from replicalab.models import EpisodeLog
+from replicalab.models import EpisodeLog, Verdict
 
 _Z975 = 1.959963984540054  # the normal 0.975 quantile, the limit of t(0.975, df)
 _EXACT_DF = 200  # beyond this the Cornish-Fisher expansion is exact to ~1e-7
@@ -94,19 +95,69 @@ class Summary:
     normalised: float | None
 
 
-def score(log: EpisodeLog) -> float:
+class Judged(NamedTuple):
+    """The judge's factors of an agreed protocol, the ones the table averages."""
+
+    rigor: float
+    feasibility: float
+    fidelity: float
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeDigest:
+    """The few numbers of one episode that the results table needs.
+
+    A log is thousands of bytes of transcript and steps; a worker process makes this digest
+    where it played the episode and sends it along with the JSON line, so the parent, which
+    also has to order and write the lines, never parses a log back just to make the table.
+    """
+
+    episode_id: str
+    template: str
+    difficulty: str
+    seed: int
+    verdict: Verdict | None
+    score: float  # the judge total of the agreed protocol; 0 without agreement
+    scientist_return: float
+    rounds_used: int
+    invalid_action_count: int
+    steps: int  # agent steps, both agents, refused ones included
+    agreed: Judged | None  # None unless the episode ended in agreement with a judged protocol
+
+
+def digest(log: EpisodeLog) -> EpisodeDigest:
+    """The table's numbers of `log`; the definitions are the module's."""
+    breakdown = log.reward_breakdown if log.verdict == "agreement" else None
+    return EpisodeDigest(
+        episode_id=log.episode_id,
+        template=log.template,
+        difficulty=log.difficulty,
+        seed=log.seed,
+        verdict=log.verdict,
+        score=breakdown.total if breakdown is not None else 0.0,
+        scientist_return=log.total_rewards.get("scientist", 0.0),
+        rounds_used=log.rounds_used,
+        invalid_action_count=log.invalid_action_count,
+        steps=len(log.steps),
+        agreed=(
+            Judged(breakdown.rigor, breakdown.feasibility, breakdown.fidelity)
+            if breakdown is not None
+            else None
+        ),
+    )
+
+
+def score(episode: EpisodeDigest) -> float:
     """The judge total of the agreed protocol; 0 without agreement."""
-    if log.verdict == "agreement" and log.reward_breakdown is not None:
-        return log.reward_breakdown.total
-    return 0.0
+    return episode.score
 
 
-def episode_return(log: EpisodeLog) -> float:
-    return log.total_rewards.get("scientist", 0.0)
+def episode_return(episode: EpisodeDigest) -> float:
+    return episode.scientist_return
 
 
-def cell_key(log: EpisodeLog) -> tuple[str, str, int]:
-    return log.template, log.difficulty, log.seed
+def cell_key(episode: EpisodeDigest) -> tuple[str, str, int]:
+    return episode.template, episode.difficulty, episode.seed
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -115,54 +166,63 @@ def _mean(values: Iterable[float]) -> float:
 
 
 def summarize_group(
-    label: str, logs: Sequence[EpisodeLog], reference: dict[tuple[str, str, int], float] | None = None
+    label: str,
+    episodes: Sequence[EpisodeDigest],
+    reference: dict[tuple[str, str, int], float] | None = None,
 ) -> Summary:
     """One row of the table; `reference` maps a cell to the oracle's score."""
-    agreed = [
-        log.reward_breakdown
-        for log in logs
-        if log.verdict == "agreement" and log.reward_breakdown is not None
-    ]
-    steps = sum(len(log.steps) for log in logs)
+    agreed = [episode.agreed for episode in episodes if episode.agreed is not None]
+    steps = sum(episode.steps for episode in episodes)
     regret = normalised = None
     if reference is not None:
-        mine = [score(log) for log in logs]
-        best = [reference[cell_key(log)] for log in logs]
+        mine = [score(episode) for episode in episodes]
+        best = [reference[cell_key(episode)] for episode in episodes]
         regret = _mean(b - m for b, m in zip(best, mine, strict=True))
         total = math.fsum(best)
         normalised = math.fsum(mine) / total if total > 0 else math.nan
     return Summary(
         label=label,
-        episodes=len(logs),
-        score=Estimate.of([score(log) for log in logs]),
-        returns=Estimate.of([episode_return(log) for log in logs]),
-        agreement_rate=_mean(float(log.verdict == "agreement") for log in logs),
-        mean_rounds=_mean(log.rounds_used for log in logs),
-        invalid_rate=sum(log.invalid_action_count for log in logs) / steps if steps else math.nan,
-        rigor=_mean(b.rigor for b in agreed),
-        feasibility=_mean(b.feasibility for b in agreed),
-        fidelity=_mean(b.fidelity for b in agreed),
+        episodes=len(episodes),
+        score=Estimate.of([score(episode) for episode in episodes]),
+        returns=Estimate.of([episode_return(episode) for episode in episodes]),
+        agreement_rate=_mean(float(episode.verdict == "agreement") for episode in episodes),
+        mean_rounds=_mean(episode.rounds_used for episode in episodes),
+        invalid_rate=(
+            sum(episode.invalid_action_count for episode in episodes) / steps if steps else math.nan
+        ),
+        rigor=_mean(judged.rigor for judged in agreed),
+        feasibility=_mean(judged.feasibility for judged in agreed),
+        fidelity=_mean(judged.fidelity for judged in agreed),
         regret=regret,
         normalised=normalised,
     )
 
 
-def summarize(logs: Sequence[EpisodeLog], oracle: Sequence[EpisodeLog] | None = None) -> list[Summary]:
+def _digests(episodes: Sequence[EpisodeDigest | EpisodeLog]) -> list[EpisodeDigest]:
+    return [e if isinstance(e, EpisodeDigest) else digest(e) for e in episodes]
+
+
+def summarize(
+    episodes: Sequence[EpisodeDigest | EpisodeLog],
+    oracle: Sequence[EpisodeDigest | EpisodeLog] | None = None,
+) -> list[Summary]:
     """Rows per template/difficulty (in order of first appearance), then "overall".
 
-    `oracle`, when given, must cover every cell of `logs` (regret needs the same seeds).
+    Digests or logs alike (a log is digested first). `oracle`, when given, must cover every
+    cell of `episodes` (regret needs the same seeds).
     """
+    mine = _digests(episodes)
     reference = None
     if oracle is not None:
-        reference = {cell_key(log): score(log) for log in oracle}
-        missing = [key for key in map(cell_key, logs) if key not in reference]
+        reference = {cell_key(episode): score(episode) for episode in _digests(oracle)}
+        missing = [key for key in map(cell_key, mine) if key not in reference]
         if missing:
             raise ValueError(f"oracle: no oracle episode for {missing[0]} (and {len(missing) - 1} more)")
-    groups: dict[str, list[EpisodeLog]] = {}
-    for log in logs:
-        groups.setdefault(f"{log.template}/{log.difficulty}", []).append(log)
+    groups: dict[str, list[EpisodeDigest]] = {}
+    for episode in mine:
+        groups.setdefault(f"{episode.template}/{episode.difficulty}", []).append(episode)
     rows = [summarize_group(label, members, reference) for label, members in groups.items()]
-    rows.append(summarize_group("overall", logs, reference))
+    rows.append(summarize_group("overall", mine, reference))
     return rows
 
 

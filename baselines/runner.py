@@ -27,12 +27,14 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 import numpy as np
 from pydantic import ValidationError
 
+from baselines.metrics import EpisodeDigest, digest
 from baselines.policies import GroundedLabManager, Policy, policy_stats, reset_policy
 from replicalab.episode import SCIENTIST, Episode, coerce_action
 from replicalab.models import EpisodeLog
@@ -105,9 +107,20 @@ class Settings:
 
 @dataclass
 class RunResult:
-    logs: list[EpisodeLog]  # one per grid cell, in grid order
+    """A run's episodes in grid order: digests for the table, logs for whoever needs the rest."""
+
+    digests: list[EpisodeDigest]  # one per grid cell, in grid order
     stats: dict[str, float]  # policy counters summed over the episodes played in this call
     resumed: int = 0  # episodes taken from the existing file
+    _episodes: list[EpisodeLog | str] = field(default_factory=list, repr=False, compare=False)
+    """Per grid cell, the log where this process has one (played here, or resumed), else the
+    JSON line a worker sent."""
+
+    @cached_property
+    def logs(self) -> list[EpisodeLog]:
+        """One per grid cell, in grid order. Built on first use: a parallel run's table needs
+        only the digests, so its lines are parsed only for a caller that wants whole logs."""
+        return [e if isinstance(e, EpisodeLog) else EpisodeLog.model_validate_json(e) for e in self._episodes]
 
 
 def policy_seed(cell: Cell) -> int:
@@ -144,9 +157,11 @@ def play_episode(
 
 # --------------------------------------------------------------------------- workers
 
-_Outcome = tuple[int, str, dict[str, float], EpisodeLog | None]
-"""Grid index, JSON line, policy counters, and the log itself when played in this process
-(a worker sends the line only: the parent parses it instead of unpickling a model)."""
+_Outcome = tuple[int, dict[str, float], EpisodeDigest, EpisodeLog | str]
+"""Grid index, policy counters, digest, and the episode: the log itself when played in this
+process (serialised only if a file is written), its JSON line when a worker played it. A worker
+sends no log: the line is all the file needs and the digest all the table needs, so the parent
+neither unpickles nor parses a model per episode."""
 _worker: tuple[Policy, Policy, Settings] | None = None
 
 
@@ -164,7 +179,7 @@ def _play(indexed: Sequence[tuple[int, Cell]], keep: bool = False) -> list[_Outc
         stats = policy_stats(scientist)
         for key, value in policy_stats(lab_manager).items():
             stats[key] = stats.get(key, 0.0) + value
-        out.append((index, log.model_dump_json(), stats, log if keep else None))
+        out.append((index, stats, digest(log), log if keep else log.model_dump_json()))
     return out
 
 
@@ -247,12 +262,13 @@ def run_grid(
     jobs: int = 1,
     out: str | os.PathLike[str] | None = None,
     resume: bool = False,
-    on_episode: Callable[[EpisodeLog], None] | None = None,
+    on_episode: Callable[[EpisodeDigest], None] | None = None,
 ) -> RunResult:
     """Play every cell of `grid`; write the logs to `out` (JSONL) in grid order if given.
 
-    `on_episode` is called in grid order for every log, resumed ones included (progress bars).
-    Without `resume` an existing `out` is overwritten. Two runs cannot write one file at once.
+    `on_episode` is called in grid order with the digest of every episode, resumed ones
+    included (progress bars). Without `resume` an existing `out` is overwritten. Two runs
+    cannot write one file at once.
     """
     settings = settings or Settings()
     if jobs < 1:
@@ -262,7 +278,9 @@ def run_grid(
     cells = grid.cells()
     names = scientist().name, lab_manager().name
     ids = [episode_id(cell, *names) for cell in cells]
-    logs: list[EpisodeLog] = []
+    resumed_logs: list[EpisodeLog] = []
+    digests: list[EpisodeDigest] = []
+    episodes: list[EpisodeLog | str] = []
     totals: dict[str, float] = {}
     ready: dict[int, _Outcome] = {}
     with ExitStack() as stack:
@@ -270,13 +288,15 @@ def run_grid(
         if out is not None:
             handle = _open_log(Path(out), stack)
             if resume:
-                logs = _logged(Path(out), handle, ids, settings)
+                resumed_logs = _logged(Path(out), handle, ids, settings)
             else:
                 handle.truncate(0)
-        resumed = len(logs)
-        for log in logs:
+        resumed = len(resumed_logs)
+        for log in resumed_logs:
+            digests.append(digest(log))
+            episodes.append(log)
             if on_episode is not None:
-                on_episode(log)
+                on_episode(digests[-1])
         todo = list(enumerate(cells))[resumed:]
         pool = None
         if jobs > 1 and len(todo) > 1:
@@ -292,15 +312,16 @@ def run_grid(
             _init_worker(scientist, lab_manager, settings)
         for outcome in _outcomes(todo, pool, jobs):
             ready[outcome[0]] = outcome
-            while len(logs) in ready:  # write in grid order only
-                _, line, stats, played = ready.pop(len(logs))
+            while len(digests) in ready:  # write in grid order only
+                _, stats, summary, episode = ready.pop(len(digests))
                 if handle is not None:
+                    line = episode if isinstance(episode, str) else episode.model_dump_json()
                     handle.write(line.encode("utf-8") + b"\n")
                     handle.flush()
-                log = played if played is not None else EpisodeLog.model_validate_json(line)
-                logs.append(log)
+                digests.append(summary)
+                episodes.append(episode)
                 for key, value in stats.items():
                     totals[key] = totals.get(key, 0.0) + value
                 if on_episode is not None:
-                    on_episode(log)
-    return RunResult(logs=logs, stats=totals, resumed=resumed)
+                    on_episode(summary)
+    return RunResult(digests=digests, stats=totals, resumed=resumed, _episodes=episodes)

@@ -1,10 +1,10 @@
 """Episodes per second of the evaluation runner (`baselines.runner.run_grid`), jobs 1 and 2.
 
 An episode here is everything `replicalab evaluate` pays for: scenario generation, every step
-of both policies, the `EpisodeLog` and its JSON line (the parent parses lines coming back from
-workers). Best of `REPEATS` runs over 3 templates × 3 difficulties × `SEEDS` seeds. On a machine
-with two cores, `jobs=2` gains only what the parent's share of the work (ordering, parsing)
-leaves free.
+of both policies, the `EpisodeLog`, and with workers its JSON line and digest (the parent orders
+them and never parses a log). Best of `REPEATS` runs over 3 templates × 3 difficulties × `SEEDS`
+seeds. On a machine with two cores, `jobs=2` gains only what the parent's share of the work
+(ordering, unpickling) and the worker start-up leave free; `bench_scaling` goes further.
 
     python -m benchmarks.bench_evaluate [--seeds N]
 """
