@@ -24,7 +24,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -202,11 +202,10 @@ def _outcomes(
         for item in todo:
             yield from _play([item], keep=True)
         return
-    pending: set[Future[list[_Outcome]]] = {pool.submit(_play, c) for c in _chunks(todo, jobs)}
-    while pending:
-        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-        for future in done:
-            yield from future.result()
+    # as_completed waits on every future once; wait(FIRST_COMPLETED) in a loop re-arms all the
+    # pending ones at each completion, which made the parent's share grow with the grid.
+    for future in as_completed([pool.submit(_play, chunk) for chunk in _chunks(todo, jobs)]):
+        yield from future.result()
 
 
 # --------------------------------------------------------------------------- the log file
