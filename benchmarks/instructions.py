@@ -3,7 +3,8 @@
 
 A 60-120 µs round timed on a shared VM moves by tens of per cent with the neighbours' load;
 what valgrind's cachegrind counts does not (string hashes decide dict layouts, so
-PYTHONHASHSEED is fixed). Each side is played twice in its own process, `SHORT` and `LONG`
+PYTHONHASHSEED is fixed; numpy's idle BLAS threads wake at the scheduler's whim, and nothing here
+calls BLAS, so there is one). Two counts of the same code agree to a few instructions a round. Each side is played twice in its own process, `SHORT` and `LONG`
 rounds after the same set-up, and the difference over `LONG - SHORT` rounds is one round.
 Counts are exact for this interpreter build; the misses come from cachegrind's model of the
 caches, which explains why the env's instructions cost more time than the domain's (worse
@@ -58,7 +59,7 @@ def counts(side: str, rounds: int, folder: Path) -> dict[str, int]:
         ],
         check=True,
         capture_output=True,
-        env={**os.environ, "PYTHONHASHSEED": "0"},
+        env={**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"},
     )
     events: list[str] = []
     for line in out.read_text().splitlines():
