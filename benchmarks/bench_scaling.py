@@ -3,17 +3,17 @@
 1. The evaluation runner: `run_grid(Grid.of(seeds=S), BaselineScientist, jobs=j)`, the work
    `replicalab evaluate` does (see `bench_evaluate`). Episodes/s over the 9 × S cells, best of
    `REPEATS` runs; each run starts its own process pool, so the pool's start-up is in the
-   figure, as it is in every evaluation. The parent orders and parses what the workers send,
-   and that serial share caps the speed-up.
+   figure, as it is in every evaluation. The parent orders what the workers send (each
+   episode's JSON line and digest), and that serial share caps the speed-up.
 2. Gymnasium vector rollouts: N copies of `ReplicaLab/Scientist-v0` in `AsyncVectorEnv` (one
    process each) and, for comparison, in `SyncVectorEnv` (all in this process). Env steps/s
    over `vector_steps` vector steps, best of `REPEATS` blocks, after a warm-up and excluding
    construction. The policy proposes the cheapest legal protocol (the first legal value of
    every component, read off the flat action mask) and accepts as soon as accepting is legal,
    so an episode is two steps (propose, which the Lab Manager answers inside the step, then
-   accept): a short-episode load where resets and the judge weigh heavily. In Gymnasium's default autoreset mode the
-   step after a terminal one only resets that copy; such steps are not counted as env steps,
-   but their time is in the figure, as a trainer pays it too.
+   accept): a short-episode load where resets and the judge weigh heavily. In Gymnasium's
+   default autoreset mode the step after a terminal one only resets that copy; such steps are
+   not counted as env steps, but their time is in the figure, as a trainer pays it too.
 
 3. The machine's ceiling: `CALIBRATION_TASKS` tasks per worker of a fixed pure-Python integer
    loop in a `ProcessPoolExecutor` started before timing, best of `REPEATS`. Nothing is shared
@@ -25,11 +25,10 @@
 For the runner, the CPU seconds of the best run per episode, in this process (all its threads:
 `RUSAGE_SELF`) and in the pool's workers (`RUSAGE_CHILDREN`, which counts only children waited
 for: `run_grid` joins its pool before it returns, so the difference around the call is its
-workers'). At one job the parent plays every episode itself. At more, the parent orders the
-results and validates each log's JSON line; when its CPU time nears the run's wall time ("parent
-busy", which may pass 100% as its threads count too) it is the serial bottleneck, and more
-workers cannot help. The figures need
-`resource`, which is Unix-only; elsewhere the columns read "n/a".
+workers'). At one job the parent plays every episode itself. At more, the parent unpickles and
+orders the results; when its CPU time nears the run's wall time ("parent busy", which may pass
+100% as its threads count too) it is the serial bottleneck, and more workers cannot help. The
+figures need `resource`, which is Unix-only; elsewhere the columns read "n/a".
 
 Worker counts are 1, 2, 4, 8, ... up to the cores this process may use, and that number when it
 is not a power of two; `--workers` replaces them (1 is always added, as the base). Speed-up is
