@@ -7,7 +7,9 @@
    within a run). The env's overhead is judged on the median of the pairs' ratios; the ratio
    of the fastest env timing to the fastest domain timing (timeit's estimator: the least
    disturbed run) is printed beside it. `benchmarks.instructions` counts the same rounds'
-   instructions, which no neighbour can disturb.
+   instructions, which no neighbour can disturb. The same rounds with PettingZoo's stock
+   wrappers, paired likewise, tell what kind of machine this is: the issue that set the targets
+   puts those wrappers at about 35 µs a step on its machine.
 2. Baseline Scientist vs grounded Lab Manager, whole episodes through `env()` (reset included),
    after a warm-up, on seeds no run has played (`steady_rates`), and the same episodes on the
    `Episode` alone: what the env adds to a whole episode.
@@ -20,8 +22,10 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from typing import Any
 
 import numpy as np
+from pettingzoo.utils import wrappers
 
 from envs import replicalab_v0
 from envs.codec import ScientistCodec
@@ -67,17 +71,24 @@ def grounded_stance(env: replicalab_v0.raw_env) -> int:
     return LAB_MANAGER_ACTION_TYPES.index(env.episode.grounded_lab_response().action_type)
 
 
-def time_rounds_env(vec: np.ndarray, rounds: int = ROUNDS) -> float:
-    env = replicalab_v0.env(templates=["ml_benchmark"], difficulties=["medium"], max_rounds=10**6)
+def time_rounds_env(vec: np.ndarray, rounds: int = ROUNDS, *, stock_wrappers: bool = False) -> float:
+    """Seconds per round through `env()`; `stock_wrappers` adds PettingZoo's usual pair
+    (order enforcing, out-of-bounds assertion), the yardstick the issue gives a machine by."""
+    env: Any = replicalab_v0.env(templates=["ml_benchmark"], difficulties=["medium"], max_rounds=10**6)
+    raw = env
+    if stock_wrappers:
+        env = wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
     env.reset(seed=0, options={"template": "ml_benchmark", "difficulty": "medium", "scenario_seed": 3})
-    env.step(build_baseline_scientist_action(env.episode.scientist_observation()))
-    env.step(grounded_stance(env))
+    opening = vec.copy()
+    opening[A_TYPE] = 0  # propose the plan first (a wrapped env takes only elements of its spaces)
+    env.step(opening)
+    env.step(grounded_stance(raw))
     start = time.perf_counter()
     for _ in range(rounds):
         env.last()
         env.step(vec)
         env.last()
-        env.step(grounded_stance(env))
+        env.step(grounded_stance(raw))
     return (time.perf_counter() - start) / rounds
 
 
@@ -95,6 +106,11 @@ def time_rounds_domain(action: ScientistAction, rounds: int = ROUNDS) -> float:
 def paired_rounds(vec: np.ndarray, action: ScientistAction, pairs: int = PAIRS) -> list[tuple[float, float]]:
     """(env, domain) seconds per round, `pairs` times, each pair timed back to back."""
     return [(time_rounds_env(vec), time_rounds_domain(action)) for _ in range(pairs)]
+
+
+def paired_wrappers(vec: np.ndarray, pairs: int = PAIRS) -> list[tuple[float, float]]:
+    """(with PettingZoo's stock wrappers, without) seconds per round, each pair back to back."""
+    return [(time_rounds_env(vec, stock_wrappers=True), time_rounds_env(vec)) for _ in range(pairs)]
 
 
 def episodes_per_second(first_seed: int, n: int = EPISODES, *, reseed: bool = False) -> float:
@@ -167,6 +183,7 @@ def main() -> None:
     pairs = paired_rounds(vec, action)
     env_times, domain_times = [e for e, _ in pairs], [d for _, d in pairs]
     overheads = sorted((e - d) / d for e, d in pairs)
+    wrapped = sorted((w - e) / 2 for w, e in paired_wrappers(vec))
     rates = steady_rates()
     domain_rate = statistics.median(rates["domain"])
     print(
@@ -179,6 +196,10 @@ def main() -> None:
         f"env overhead:               {statistics.median(overheads):8.2f}× the domain cost "
         f"(median of {PAIRS} pairs; middle half {overheads[PAIRS // 4]:.2f}-{overheads[-1 - PAIRS // 4]:.2f}; "
         f"fastest over fastest {(min(env_times) - min(domain_times)) / min(domain_times):.2f})"
+    )
+    print(
+        f"PettingZoo's stock wrappers would add {statistics.median(wrapped) * 1e6:.1f} µs per agent step "
+        f"(median of {PAIRS} pairs; the issue's yardstick for its machine: about 35)"
     )
     for kind, label in (("env", "seeded once"), ("reseeded", "a new seed every episode")):
         runs = rates[kind]
