@@ -1,17 +1,19 @@
-"""Instructions and simulated level-1 cache misses of one warm round, through `env()` and on the
-`Episode` alone: the rounds of `bench_env`, counted instead of timed.
+"""Instructions and simulated level-1 cache misses of one warm round and of one whole baseline
+episode, through `env()` and on the `Episode` alone: `bench_env`'s loops, counted instead of
+timed.
 
 A 60-120 µs round timed on a shared VM moves by tens of per cent with the neighbours' load;
 what valgrind's cachegrind counts does not (string hashes decide dict layouts, so
 PYTHONHASHSEED is fixed; numpy's idle BLAS threads wake at the scheduler's whim, and nothing here
-calls BLAS, so there is one). Two counts of the same code agree to a few instructions a round. Each side is played twice in its own process, `SHORT` and `LONG`
-rounds after the same set-up, and the difference over `LONG - SHORT` rounds is one round.
+calls BLAS, so there is one). Two counts of the same code agree to about 1 %. Each loop is
+played twice in its own process, a short and a long run after the same set-up, and the
+difference over the extra rounds (or episodes: fresh seeds, reset included) is one of them.
 Counts are exact for this interpreter build; the misses come from cachegrind's model of the
 caches, which explains why the env's instructions cost more time than the domain's (worse
 locality: numpy, PettingZoo and the codec run between the rules).
 
 Use it to A/B a change to the per-step path without the noise. Needs `valgrind` on PATH (about
-two minutes).
+four minutes).
 
     python -m benchmarks.instructions
 """
@@ -26,24 +28,38 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.bench_env import _revision, time_rounds_domain, time_rounds_env
+from benchmarks.bench_env import (
+    _revision,
+    domain_episodes_per_second,
+    episodes_per_second,
+    scenario_cells,
+    time_rounds_domain,
+    time_rounds_env,
+)
 
-SHORT, LONG = 200, 1200
+# what is counted, how the table names it, and its short and long runs
+LOOPS = (("round", "per warm round", 200, 1200), ("episode", "per baseline episode", 100, 400))
 SIDES = ("env", "domain")
 EVENTS = ("Ir", "I1mr", "D1mr")  # instructions, level-1 instruction and data read misses
 
 
-def play(side: str, rounds: int) -> None:
-    vec, action = _revision()
-    if side == "env":
-        time_rounds_env(vec, rounds)
-    else:
-        time_rounds_domain(action, rounds)
+def play(side: str, loop: str, count: int) -> None:
+    """`count` rounds or episodes of `side` ("env" or "domain")."""
+    if loop == "round":
+        vec, action = _revision()
+        if side == "env":
+            time_rounds_env(vec, count)
+        else:
+            time_rounds_domain(action, count)
+    elif side == "env":
+        episodes_per_second(0, count)
+    else:  # drawing the cells resets an env per cell: as many draws in the short run as the long
+        domain_episodes_per_second(scenario_cells(0, LOOPS[-1][-1])[:count])
 
 
-def counts(side: str, rounds: int, folder: Path) -> dict[str, int]:
-    """Cachegrind's totals for a process that plays `rounds` rounds of `side`."""
-    out = folder / f"{side}.{rounds}.out"
+def counts(side: str, loop: str, count: int, folder: Path) -> dict[str, int]:
+    """Cachegrind's totals for a process that plays `count` of `loop` on `side`."""
+    out = folder / f"{side}.{loop}.{count}.out"
     subprocess.run(
         [
             "valgrind",
@@ -55,7 +71,8 @@ def counts(side: str, rounds: int, folder: Path) -> dict[str, int]:
             "benchmarks.instructions",
             "--play",
             side,
-            str(rounds),
+            loop,
+            str(count),
         ],
         check=True,
         capture_output=True,
@@ -70,32 +87,37 @@ def counts(side: str, rounds: int, folder: Path) -> dict[str, int]:
     raise RuntimeError(f"{out}: no summary line")
 
 
-def per_round() -> dict[str, dict[str, float]]:
+def per_unit(loop: str, short: int, long: int) -> dict[str, dict[str, float]]:
+    """side -> event -> count per round (or episode) of `loop`."""
     with tempfile.TemporaryDirectory() as folder:
         result = {}
         for side in SIDES:
-            short, long = counts(side, SHORT, Path(folder)), counts(side, LONG, Path(folder))
-            result[side] = {event: (long[event] - short[event]) / (LONG - SHORT) for event in EVENTS}
+            few, many = counts(side, loop, short, Path(folder)), counts(side, loop, long, Path(folder))
+            result[side] = {event: (many[event] - few[event]) / (long - short) for event in EVENTS}
         return result
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Instructions per warm round, env vs domain.")
-    parser.add_argument("--play", nargs=2, metavar=("SIDE", "ROUNDS"), help="play only (what valgrind runs)")
+    parser = argparse.ArgumentParser(
+        description="Instructions per warm round and per episode, env vs domain."
+    )
+    parser.add_argument(
+        "--play", nargs=3, metavar=("SIDE", "LOOP", "COUNT"), help="play only (what valgrind runs)"
+    )
     args = parser.parse_args()
     if args.play:
-        play(args.play[0], int(args.play[1]))
+        play(args.play[0], args.play[1], int(args.play[2]))
         return
     if shutil.which("valgrind") is None:
         print("valgrind is not on PATH: nothing counted")
         return
-    result = per_round()
-    env, domain = result["env"], result["domain"]
-    print("| per warm round | through env() | Episode alone | env adds |\n|---|---:|---:|---:|")
-    for event in EVENTS:
-        print(
-            f"| {event} | {env[event]:,.0f} | {domain[event]:,.0f} | {(env[event] - domain[event]) / domain[event]:.2f}× |"
-        )
+    print("| | through env() | Episode alone | env adds |\n|---|---:|---:|---:|")
+    for loop, label, short, long in LOOPS:
+        result = per_unit(loop, short, long)
+        env, domain = result["env"], result["domain"]
+        for event in EVENTS:
+            added = (env[event] - domain[event]) / domain[event]
+            print(f"| {event} {label} | {env[event]:,.0f} | {domain[event]:,.0f} | {added:.2f}× |")
 
 
 if __name__ == "__main__":
