@@ -122,7 +122,7 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
-        self.infos = {agent: self.session.info(agent) for agent in self.agents}
+        self.infos = self.session.infos(dict.fromkeys(self.agents), {})
         if self.session.action_mode == "text":
             self.infos[SCIENTIST]["system_prompt"] = self.session.system_prompt
         self.agent_selection = episode.agent_selection
