@@ -41,7 +41,7 @@ from rich.table import Table
 from rich.text import Text
 
 from baselines import report
-from baselines.metrics import EpisodeDigest, score, summarize
+from baselines.metrics import EpisodeDigest, summarize
 from baselines.oracle import OracleScientist
 from baselines.policies import SCIENTISTS, GroundedLabManager, LLMScientist
 from baselines.runner import Grid, PolicyFactory, Settings, run_grid
@@ -213,13 +213,14 @@ DifficultiesOpt = Annotated[
 FirstSeedOpt = Annotated[int, typer.Option(min=0, help="First scenario seed.")]
 MaxRoundsOpt = Annotated[int, typer.Option(min=1, help="Rounds before the negotiation ends.")]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")]
+SeedsOpt = Annotated[int, typer.Option(min=1, help="Seeds per template × difficulty.")]
 
 
 @app.command()
 def evaluate(
     templates: TemplatesOpt = None,
     difficulties: DifficultiesOpt = None,
-    seeds: Annotated[int, typer.Option(min=1, help="Seeds per template × difficulty.")] = 20,
+    seeds: SeedsOpt = 20,
     first_seed: FirstSeedOpt = 0,
     scientist: Annotated[
         str, typer.Option("--scientist", "-s", help="baseline | random | oracle | llm.")
@@ -271,7 +272,7 @@ def evaluate(
     console = _console()
     console.print(report.results_table(summarize(result.digests, reference), title))
     if reference is not None and scientist != "oracle":
-        best = sum(map(score, reference)) / len(reference)
+        best = sum(episode.score for episode in reference) / len(reference)
         console.print(
             f"regret and norm. against the oracle on the same seeds (oracle mean score {best:.2f})."
         )
@@ -361,7 +362,7 @@ def scenarios(
 def compare_rewards_command(
     templates: TemplatesOpt = None,
     difficulties: DifficultiesOpt = None,
-    seeds: Annotated[int, typer.Option(min=1, help="Seeds per template × difficulty.")] = 10,
+    seeds: SeedsOpt = 10,
     first_seed: FirstSeedOpt = 0,
     scientists: Annotated[
         list[str] | None,

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from baselines.metrics import EpisodeDigest, Estimate, episode_return, mean_components, score
+from baselines.metrics import EpisodeDigest, Estimate, mean_components
 from baselines.runner import Grid, PolicyFactory, Settings, run_grid
 from replicalab.rewards import RewardConfig
 
@@ -52,8 +52,8 @@ def compare_rewards(
                     preset=config.name,
                     scientist=name,
                     episodes=len(digests),
-                    returns=Estimate.of([episode_return(d) for d in digests]),
-                    score=sum(map(score, digests)) / len(digests),
+                    returns=Estimate.of([d.scientist_return for d in digests]),
+                    score=sum(d.score for d in digests) / len(digests),
                     agreement_rate=sum(d.verdict == "agreement" for d in digests) / len(digests),
                     components=mean_components(result.logs),
                 )

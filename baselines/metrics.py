@@ -147,15 +147,6 @@ def digest(log: EpisodeLog) -> EpisodeDigest:
     )
 
 
-def score(episode: EpisodeDigest) -> float:
-    """The judge total of the agreed protocol; 0 without agreement."""
-    return episode.score
-
-
-def episode_return(episode: EpisodeDigest) -> float:
-    return episode.scientist_return
-
-
 def cell_key(episode: EpisodeDigest) -> tuple[str, str, int]:
     return episode.template, episode.difficulty, episode.seed
 
@@ -175,7 +166,7 @@ def summarize_group(
     steps = sum(episode.steps for episode in episodes)
     regret = normalised = None
     if reference is not None:
-        mine = [score(episode) for episode in episodes]
+        mine = [episode.score for episode in episodes]
         best = [reference[cell_key(episode)] for episode in episodes]
         regret = _mean(b - m for b, m in zip(best, mine, strict=True))
         total = math.fsum(best)
@@ -183,8 +174,8 @@ def summarize_group(
     return Summary(
         label=label,
         episodes=len(episodes),
-        score=Estimate.of([score(episode) for episode in episodes]),
-        returns=Estimate.of([episode_return(episode) for episode in episodes]),
+        score=Estimate.of([episode.score for episode in episodes]),
+        returns=Estimate.of([episode.scientist_return for episode in episodes]),
         agreement_rate=_mean(float(episode.verdict == "agreement") for episode in episodes),
         mean_rounds=_mean(episode.rounds_used for episode in episodes),
         invalid_rate=(
@@ -214,7 +205,7 @@ def summarize(
     mine = _digests(episodes)
     reference = None
     if oracle is not None:
-        reference = {cell_key(episode): score(episode) for episode in _digests(oracle)}
+        reference = {cell_key(episode): episode.score for episode in _digests(oracle)}
         missing = [key for key in map(cell_key, mine) if key not in reference]
         if missing:
             raise ValueError(f"oracle: no oracle episode for {missing[0]} (and {len(missing) - 1} more)")

@@ -16,9 +16,7 @@ from baselines.metrics import (
     EpisodeDigest,
     Estimate,
     digest,
-    episode_return,
     mean_components,
-    score,
     summarize,
     t_critical,
 )
@@ -232,7 +230,7 @@ def test_oracle_scores_at_least_every_policy_on_every_seed(full_runs: dict[str, 
     for name in POLICIES:
         for mine, best in zip(full_runs[name], oracle, strict=True):
             assert (mine.template, mine.difficulty, mine.seed) == (best.template, best.difficulty, best.seed)
-            assert score(digest(best)) >= score(digest(mine)) - 1e-9, (name, mine.episode_id)
+            assert digest(best).score >= digest(mine).score - 1e-9, (name, mine.episode_id)
         overall = summarize(full_runs[name], oracle)[-1]
         assert overall.regret is not None and overall.regret > 0
         assert overall.normalised is not None and 0 <= overall.normalised < 1
@@ -319,12 +317,12 @@ def test_summaries_and_components(full_runs: dict[str, list[EpisodeLog]]) -> Non
     assert sum(row.episodes for row in rows[:-1]) == 450
     overall = rows[-1]
     assert overall.agreement_rate == pytest.approx(sum(log.verdict == "agreement" for log in logs) / 450)
-    assert overall.score.mean == pytest.approx(sum(score(digest(log)) for log in logs) / 450)
+    assert overall.score.mean == pytest.approx(sum(digest(log).score for log in logs) / 450)
     components = mean_components(logs)
     assert sum(components.values()) == pytest.approx(overall.returns.mean)
     assert "no_agreement" in components  # round-limit endings pay on the Lab Manager's turn
     assert sum(mean_components(full_runs["oracle"]).values()) == pytest.approx(
-        sum(episode_return(digest(log)) for log in full_runs["oracle"]) / 450
+        sum(digest(log).scientist_return for log in full_runs["oracle"]) / 450
     )
     llm = summarize(full_runs["llm"])[-1]
     assert llm.invalid_rate > 0 and llm.regret is None
