@@ -59,6 +59,15 @@ SCIENTIST_ACTION_TYPES = tuple(ScientistActionType)  # mask order
 LAB_MANAGER_ACTION_TYPES = tuple(LabManagerActionType)  # mask order
 
 
+_ACCEPT = ScientistActionType.ACCEPT.value  # the logged name of the move that ends an episode
+
+# The mask of the agent to move in a running episode: without, then with a protocol on the table.
+_LEGAL = {
+    SCIENTIST: ((True, False, True, False), (True, True, True, True)),
+    LAB_MANAGER: ((True, False, False, False), (True, True, True, True)),
+}
+
+
 class ActionError(Contract):
     """A move that could not become a legal action; it costs the turn and is logged.
 
@@ -136,7 +145,7 @@ class StepOutcome:
     error: ActionError | None
 
 
-@dataclass
+@dataclass(slots=True)
 class _Grounded:
     """The reference Lab Manager's view of the protocol on the table."""
 
@@ -210,7 +219,7 @@ class Episode:
         self._grounded: _Grounded | None = None
         self._turns: list[_Turn] = []
         self._questions: list[str] = []
-        self._previous: dict[str, object] = {}
+        self._previous: dict[str, ScientistAction | LabManagerAction] = {}
         self._phi = 0.0
 
     # ------------------------------------------------------------------ views
@@ -232,16 +241,13 @@ class Episode:
         """Legal Scientist action types, in `SCIENTIST_ACTION_TYPES` order."""
         if self.done or self.agent_selection != SCIENTIST:
             return (False,) * len(SCIENTIST_ACTION_TYPES)
-        has = self.protocol is not None
-        return (True, has, True, has)
+        return _LEGAL[SCIENTIST][self.protocol is not None]
 
     def lab_manager_mask(self) -> tuple[bool, ...]:
         """Legal Lab Manager action types, in `LAB_MANAGER_ACTION_TYPES` order."""
         if self.done or self.agent_selection != LAB_MANAGER:
             return (False,) * len(LAB_MANAGER_ACTION_TYPES)
-        if self.protocol is None:
-            return (True, False, False, False)
-        return (True, True, True, True)
+        return _LEGAL[LAB_MANAGER][self.protocol is not None]
 
     def grounded_lab_response(self) -> LabManagerAction:
         """What the reference Lab Manager (check → suggest → compose) answers now."""
@@ -324,12 +330,14 @@ class Episode:
         )
 
     def _legality(self, agent: str, action: object) -> ActionError | None:
+        """Why `agent`, the one to move in a running episode, may not make `action` (None if it may)."""
         expected: type[ScientistAction] | type[LabManagerAction]
         kinds: tuple[ScientistActionType | LabManagerActionType, ...]
         if agent == SCIENTIST:
-            expected, kinds, legal = ScientistAction, SCIENTIST_ACTION_TYPES, self.scientist_mask()
+            expected, kinds = ScientistAction, SCIENTIST_ACTION_TYPES
         else:
-            expected, kinds, legal = LabManagerAction, LAB_MANAGER_ACTION_TYPES, self.lab_manager_mask()
+            expected, kinds = LabManagerAction, LAB_MANAGER_ACTION_TYPES
+        legal = _LEGAL[agent][self.protocol is not None]  # its mask, known to be live
         if not isinstance(action, expected):
             return ActionError(
                 code="wrong_action_type",
@@ -365,14 +373,19 @@ class Episode:
             self._end_round()
         return self._transition(agent, error_code=error.code, terminal=self.terminated, verdict=self.verdict)
 
+    def _repeats(self, agent: str, action: ScientistAction | LabManagerAction) -> bool:
+        """Whether `action` equals `agent`'s previous move, which it then becomes. Moves of two
+        kinds differ without pydantic's field-by-field comparison (the commonest case)."""
+        previous = self._previous.get(agent)
+        self._previous[agent] = action
+        return previous is not None and previous.action_type == action.action_type and previous == action
+
     def _scientist_move(self, action: ScientistAction) -> Transition:
         kind = action.action_type
-        previous = self._previous.get(SCIENTIST)
-        repeated = previous is not None and previous == action
-        self._previous[SCIENTIST] = action
+        repeated = self._repeats(SCIENTIST, action)
         if kind is ScientistActionType.ACCEPT:
             return self._accept()
-        move = kind.value
+        move: str = kind._value_  # `.value`, without the enum property's Python-level getter
         if kind is ScientistActionType.REQUEST_INFO:
             self._questions = list(action.questions)
             self._say(SCIENTIST, move, "Questions: " + " ".join(action.questions))
@@ -441,12 +454,12 @@ class Episode:
         )
         self._say(
             SCIENTIST,
-            ScientistActionType.ACCEPT.value,
+            _ACCEPT,
             "Accepts the " + ("suggested protocol." if final is not self.protocol else "protocol."),
         )
         return self._transition(
             SCIENTIST,
-            action_type="accept",
+            action_type=_ACCEPT,
             terminal=True,
             verdict=self.verdict,
             breakdown=self.breakdown,
@@ -466,9 +479,7 @@ class Episode:
                 action.policy_ok,
             )  # in FEASIBILITY_DIMENSIONS order, like `flags`
             misreported = sum(map(ne, reported, self._grounded.check.flags))
-        previous = self._previous.get(LAB_MANAGER)
-        repeated = previous is not None and previous == action
-        self._previous[LAB_MANAGER] = action
+        repeated = self._repeats(LAB_MANAGER, action)
         self.last_lab_action = action
         message = action.explanation
         if action.suggested_protocol is not None:
@@ -476,7 +487,7 @@ class Episode:
         if self._questions:
             message += " Answer: " + answer_questions(self._questions, self.scenario, self.check)
             self._questions = []
-        stance = action.action_type.value
+        stance: str = action.action_type._value_  # `.value`, as in `_scientist_move`
         self._say(LAB_MANAGER, stance, message)
         self._end_round()
         return self._transition(
@@ -497,12 +508,14 @@ class Episode:
 
     def _say(self, role: str, action_type: str, message: str) -> None:
         self.transcript.append(
-            construct(
+            construct_from(
                 ConversationEntry,
-                role=role,
-                message=message,
-                round_number=self.round_number,
-                action_type=action_type,
+                {
+                    "role": role,
+                    "message": message,
+                    "round_number": self.round_number,
+                    "action_type": action_type,
+                },
             )
         )
 

@@ -65,24 +65,28 @@ def _constraint_issues(
     constraints: list[Constraint], protocol: Protocol, cost: float, staff: int
 ) -> list[ValidationIssue]:
     """One issue per constraint the plan violates, naming it, in the constraints' order."""
-    technique, rationale, controls = protocol.technique, protocol.rationale, tuple(protocol.controls)
+    controls = tuple(protocol.controls)
     measures = (protocol.duration_days, cost, staff, protocol.sample_size, len(set(controls)))
     issues = []
-    for c in constraints:
-        kind, term = c.kind, c.term
+    for c in constraints:  # a field is read only where its kind uses it: most constraints pass
+        kind = c.kind
         rule = _BOUNDS.get(kind)
         if rule is not None:
             dimension, is_minimum, reads, at = rule
-            value, bound = measures[at], c.quantity if c.quantity is not None else 0.0
+            value, bound = measures[at], c.quantity
+            if bound is None:
+                bound = 0.0
             if not (value < bound if is_minimum else value > bound):
                 continue
             violated = reads.format(value, bound)
         elif kind == "required_review":
+            term = c.term
             if not term or _reviewed(term, controls):
                 continue
             dimension, violated = "protocol", f"no control includes the {term}"
         elif kind == "forbidden_practice":
-            if not term or not _practised(term, technique, rationale, controls):
+            term = c.term
+            if not term or not _practised(term, protocol.technique, protocol.rationale, controls):
                 continue
             dimension, violated = "policy", f"the plan uses a forbidden practice: {term}"
         else:  # not a kind the contract allows: nothing to enforce
@@ -137,6 +141,22 @@ def validate_protocol(
         raise TypeError(f"protocol: expected Protocol, got {type(protocol).__name__}")
     if not isinstance(scenario, NormalizedScenarioPack):
         raise TypeError(f"scenario: expected NormalizedScenarioPack, got {type(scenario).__name__}")
+    issues = lab_issues(protocol, scenario, estimate_protocol_cost(protocol), estimate_staff_load(protocol))
+    if include_reference:
+        seen = frozenset().union(*(content_words(text) for text in plan_texts(protocol)))
+        for element in scenario.hidden_reference_spec.required_elements:
+            wanted = content_words(element)
+            if wanted and len(wanted & seen) < _REFERENCE_COVERAGE * len(wanted):
+                issues.append(_issue("warning", "reference", f"does not address: {element}"))
+    return construct(ValidationResult, issues=issues)
+
+
+def lab_issues(
+    protocol: Protocol, scenario: NormalizedScenarioPack, cost: float, staff: int
+) -> list[ValidationIssue]:
+    """The issues of `validate_protocol(protocol, scenario, include_reference=False)`, for
+    arguments known to be of their types and the plan's `estimate_protocol_cost` and
+    `estimate_staff_load` (the Lab Manager's check has both already: it passes them in)."""
     issues: list[ValidationIssue] = []
     if protocol.sample_size < 1:
         issues.append(_issue("error", "protocol", "sample_size must be at least 1"))
@@ -146,9 +166,7 @@ def validate_protocol(
         issues.append(_issue("error", "protocol", "technique is missing"))
     if not protocol.controls:
         issues.append(_issue("warning", "protocol", "no controls: results cannot be compared"))
-    issues += _constraint_issues(
-        scenario.constraints, protocol, estimate_protocol_cost(protocol), estimate_staff_load(protocol)
-    )
+    issues += _constraint_issues(scenario.constraints, protocol, cost, staff)
     time_limit = scenario.lab.time_limit_days
     if protocol.duration_days > time_limit and not any(
         i.category == "schedule" and i.severity == "error" for i in issues
@@ -162,10 +180,4 @@ def validate_protocol(
         )
     issues += _item_issues(protocol.required_equipment, scenario, "equipment")
     issues += _item_issues(protocol.required_reagents, scenario, "reagent")
-    if include_reference:
-        seen = frozenset().union(*(content_words(text) for text in plan_texts(protocol)))
-        for element in scenario.hidden_reference_spec.required_elements:
-            wanted = content_words(element)
-            if wanted and len(wanted & seen) < _REFERENCE_COVERAGE * len(wanted):
-                issues.append(_issue("warning", "reference", f"does not address: {element}"))
-    return construct(ValidationResult, issues=issues)
+    return issues

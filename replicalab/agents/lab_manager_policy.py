@@ -10,12 +10,13 @@ Pipeline (seed, AGT 05-07)::
     compose_lab_manager_response(check, suggestion, explanation_renderer) -> LabManagerAction
     respond(protocol, scenario, renderer)          -> all three in one call
 
-The check runs `validate_protocol` once and hands each dimension its share of the errors, then
-adds what the lab knows beyond validation: the lab cannot supply an item it does not list, nor
-a booked or out-of-stock item even when a substitute exists (the reason names the substitute),
-and the budget and staff are compared with the lab's own numbers. A dimension's `reasons` say why
-it fails and are empty when it passes. Hidden-reference warnings never reach a reason, so
-nothing the Lab Manager says leaks the hidden spec.
+The check runs validation once (`lab_issues`: `validate_protocol` without the hidden-reference
+warnings, given the cost and staff the check estimates anyway) and hands each dimension its share
+of the errors, then adds what the lab knows beyond validation: the lab cannot supply an item it
+does not list, nor a booked or out-of-stock item even when a substitute exists (the reason names
+the substitute), and the budget and staff are compared with the lab's own numbers. A dimension's
+`reasons` say why it fails and are empty when it passes. Hidden-reference warnings never reach a
+reason, so nothing the Lab Manager says leaks the hidden spec.
 
 The fixer applies the seed's steps in order: swap unavailable equipment, then reagents, for
 their first available allowed substitute (and add a missing essential item, or its substitute);
@@ -56,7 +57,7 @@ from replicalab.models import (
     construct,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
-from replicalab.validation import validate_protocol
+from replicalab.validation import lab_issues
 
 __all__ = [
     "AlternativeSuggestion",
@@ -84,6 +85,7 @@ _UNAVAILABLE = {"equipment": "booked", "reagent": "out of stock"}
 _PASS = DimensionCheck()  # shared by every passing dimension (values are frozen: never mutate)
 _ALL_PASS = (_PASS,) * len(FEASIBILITY_DIMENSIONS)  # the seven dimensions of a passing check
 _ALL_OK = (True,) * len(FEASIBILITY_DIMENSIONS)  # and its flags
+_CLEAN = ValidationResult()  # what validation says of a plan it finds nothing wrong with (shared)
 
 
 def _require(value: object, cls: type, name: str) -> None:
@@ -206,14 +208,16 @@ def _check_policy(errors: dict[str, list[str]]) -> DimensionCheck:
 
 def check_feasibility(protocol: Protocol, scenario: NormalizedScenarioPack) -> FeasibilityCheckResult:
     """Run the seven dimension checks on `protocol` in `scenario`; deterministic, no LLM."""
-    # validate_protocol refuses an argument of the wrong type with the TypeError `_require` raises
-    validation = validate_protocol(protocol, scenario, include_reference=False)
+    _require(protocol, Protocol, "protocol")  # validate_protocol's errors, word for word
+    _require(scenario, NormalizedScenarioPack, "scenario")
     cost = _estimate_protocol_cost(protocol)
     staff = _estimate_staff_load(protocol)
+    issues = lab_issues(protocol, scenario, cost, staff)
     lab = scenario.lab
     options: dict[str, list[str]] = {}
-    dimensions = _ALL_PASS  # when validation raised nothing and the lab's numbers hold
-    if validation.issues or cost > lab.budget_remaining or staff > lab.staff_count:
+    dimensions, validation = _ALL_PASS, _CLEAN  # when validation raised nothing and the lab's numbers hold
+    if issues or cost > lab.budget_remaining or staff > lab.staff_count:
+        validation = construct(ValidationResult, issues=issues)
         errors = _errors_by_dimension(validation)
         dimensions = (
             _build_protocol_check(errors),
@@ -225,6 +229,7 @@ def check_feasibility(protocol: Protocol, scenario: NormalizedScenarioPack) -> F
             _check_policy(errors),
         )
     protocol_check, budget, equipment, reagents, schedule, staff_check, policy = dimensions
+    # A new check every call, even when its parts are shared: callers memoise on its identity.
     return construct(
         FeasibilityCheckResult,
         protocol=protocol_check,
