@@ -43,12 +43,14 @@ from replicalab.models import (
     Contract,
     ConversationEntry,
     LabManagerActionType,
+    Paper,
     Protocol,
     ResourceItem,
     ScientistAction,
     ScientistActionType,
     ScientistObservation,
-    construct,
+    Substitution,
+    construct_from,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import mentions, occurs, spaced, words
@@ -698,10 +700,11 @@ def build_baseline_scientist_action(observation: ScientistObservation) -> Scient
         )
     if observation.round_number >= observation.max_rounds:
         return _ACCEPT
-    history = observation.conversation_history
-    latest = next((e for e in reversed(history) if e.role == "lab_manager"), None)
-    if latest is not None and _feedback_indicates_blocker(latest):
-        return _revise(observation, protocol, _scene(observation))
+    for entry in reversed(observation.conversation_history):
+        if entry.role == "lab_manager":  # the latest reply decides
+            if _feedback_indicates_blocker(entry):
+                return _revise(observation, protocol, _scene(observation))
+            break
     return _ACCEPT
 
 
@@ -719,9 +722,10 @@ def _scene(observation: ScientistObservation) -> _Scene:
     )
     scene = _scenes.get(sources)
     if scene is None:
-        brief = _read_brief(observation.constraints)
-        table = _substitute_table(observation)
-        scene = _scenes.put(sources, _Scene(brief, table, _opening(observation, brief, table)))
+        constraints, resources, substitutions, paper, goal = sources
+        brief = _read_brief(constraints)
+        table = _substitute_table(resources, substitutions)
+        scene = _scenes.put(sources, _Scene(brief, table, _opening(paper, goal, resources, brief, table)))
     return scene
 
 
@@ -731,10 +735,11 @@ def _infer_domain(observation: ScientistObservation) -> str:
     The seed takes the first domain with any hint; counting keeps a proof that runs "on GPUs"
     in mathematics.
     """
-    paper = observation.paper
-    return _domain_of(
-        paper.title, paper.hypothesis, paper.method, paper.key_finding, observation.experiment_goal
-    )
+    return _paper_domain(observation.paper, observation.experiment_goal)
+
+
+def _paper_domain(paper: Paper, goal: str) -> str:
+    return _domain_of(paper.title, paper.hypothesis, paper.method, paper.key_finding, goal)
 
 
 @lru_cache(maxsize=1024)  # a paper keeps its domain for a whole episode, and recurs across them
@@ -759,15 +764,17 @@ def _read_brief(constraints: list[Constraint]) -> _Brief:
     min_controls = 0
     reviews: list[str] = []
     forbidden: list[str] = []
-    for c in constraints:
-        kind, q = c.kind, c.quantity
-        if kind == "required_review" and c.term:
-            reviews.append(c.term)
-        elif kind == "forbidden_practice" and c.term:
-            forbidden.append(c.term)
-        elif q is None:
+    for c in constraints:  # each field is read once: a pydantic attribute costs ~5x a plain one
+        kind = c.kind
+        if kind == "required_review" or kind == "forbidden_practice":  # terms, never bounds
+            term = c.term
+            if term:
+                (reviews if kind == "required_review" else forbidden).append(term)
             continue
-        elif kind == "min_sample_size":
+        q = c.quantity
+        if q is None:
+            continue
+        if kind == "min_sample_size":
             min_sample = max(min_sample or 0, math.ceil(q))
         elif kind == "max_sample_size":
             max_sample = _tighter(max_sample, math.floor(q))
@@ -791,7 +798,8 @@ def _fit_sample(value: int, brief: _Brief) -> int:
     return max(value, 1)
 
 
-def _allowed(items: Iterable[str], forbidden: tuple[str, ...]) -> list[str]:
+@lru_cache(maxsize=4096)  # item names and terms come from the templates' small vocabulary
+def _allowed(items: tuple[str, ...], forbidden: tuple[str, ...]) -> tuple[str, ...]:
     """`items` without duplicates (case-insensitive) and without any that names a forbidden term."""
     seen: set[str] = set()
     kept = []
@@ -800,30 +808,29 @@ def _allowed(items: Iterable[str], forbidden: tuple[str, ...]) -> list[str]:
         if key not in seen and not (forbidden and _names_any(forbidden, item)):
             seen.add(key)
             kept.append(item)
-    return kept
+    return tuple(kept)
 
 
-@lru_cache(maxsize=4096)  # items and terms come from the templates' small vocabulary
 def _names_any(terms: tuple[str, ...], text: str) -> bool:
     """Whether `text` mentions any of `terms` (as whole words)."""
     spaced_text = spaced(text)
     return any(occurs(term, spaced_text) for term in terms)
 
 
-def _substitute_table(observation: ScientistObservation) -> dict[str, str]:
+def _substitute_table(resources: list[ResourceItem], substitutions: list[Substitution]) -> dict[str, str]:
     """Lower-cased unavailable item -> the first allowed substitute that is available."""
-    if not observation.substitutions:
+    if not substitutions:
         return {}
-    available = {r.key: r.available for r in observation.resources}
+    available = {r.key: r.available for r in resources}
     table: dict[str, str] = {}
-    for sub in observation.substitutions:
+    for sub in substitutions:
         original = sub.original_key
         if not available.get(original, True) and available.get(sub.alternative_key):
             table.setdefault(original, sub.alternative)
     return table
 
 
-def _swap(items: Iterable[str], table: dict[str, str], swaps: list[str]) -> list[str]:
+def _swap(items: Iterable[str], table: dict[str, str], swaps: list[str]) -> tuple[str, ...]:
     """`items` with unavailable ones replaced by their substitute; `swaps` records each swap.
 
     An unavailable item without a substitute is kept: the Lab Manager reports it.
@@ -835,15 +842,16 @@ def _swap(items: Iterable[str], table: dict[str, str], swaps: list[str]) -> list
             swaps.append(f"{alternative} for {item}")
             item = alternative
         result.append(item)
-    return result
+    return tuple(result)
 
 
-def _with_reviews(controls: Iterable[str], reviews: tuple[str, ...], forbidden: tuple[str, ...]) -> list[str]:
+def _with_reviews(
+    controls: tuple[str, ...], reviews: tuple[str, ...], forbidden: tuple[str, ...]
+) -> tuple[str, ...]:
     """`controls`, then each required review none of them names, all passed through `_allowed`."""
-    controls = list(controls)
     text = "".join(map(spaced, controls))  # one text for all: see `spaced`
     missing = [r for r in reviews if not occurs(r, text)]
-    return _allowed([*controls, *missing], forbidden)
+    return _allowed((*controls, *missing), forbidden)
 
 
 @lru_cache(maxsize=1024)  # the terms come from the paper's case, which recurs across episodes
@@ -851,7 +859,7 @@ def _opening_controls(
     defaults: tuple[str, ...], n_defaults: int, reviews: tuple[str, ...], forbidden: tuple[str, ...]
 ) -> tuple[str, ...]:
     """The first `n_defaults` allowed default controls, then the required reviews."""
-    return tuple(_with_reviews(_allowed(defaults, forbidden)[:n_defaults], reviews, forbidden))
+    return _with_reviews(_allowed(defaults, forbidden)[:n_defaults], reviews, forbidden)
 
 
 def _protocol_action(
@@ -864,25 +872,28 @@ def _protocol_action(
     reagents: list[str],
     rationale: str,
 ) -> ScientistAction:
-    # Every part comes from validated models or is built non-empty here: skip re-validation.
-    return construct(
-        ScientistAction,
-        action_type=kind,
-        sample_size=sample_size,
-        controls=controls,
-        technique=technique,
-        duration_days=duration_days,
-        required_equipment=equipment,
-        required_reagents=reagents,
-        questions=[],
-        rationale=rationale,
-    )
+    # Every part comes from validated models or is built non-empty here: skip re-validation. The
+    # fields are given in declaration order as a dict, the cheapest way into `construct_from`.
+    fields = {
+        "action_type": kind,
+        "sample_size": sample_size,
+        "controls": controls,
+        "technique": technique,
+        "duration_days": duration_days,
+        "required_equipment": equipment,
+        "required_reagents": reagents,
+        "questions": [],
+        "rationale": rationale,
+    }
+    return construct_from(ScientistAction, fields)
 
 
-def _opening(observation: ScientistObservation, brief: _Brief, table: dict[str, str]) -> _Opening:
-    plan = _DOMAIN_PLANS[_infer_domain(observation)]
+def _opening(
+    paper: Paper, goal: str, resources: list[ResourceItem], brief: _Brief, table: dict[str, str]
+) -> _Opening:
+    plan = _DOMAIN_PLANS[_paper_domain(paper, goal)]
     essentials: dict[str, list[str]] = {"equipment": [], "reagent": []}
-    for r in observation.resources:
+    for r in resources:
         if r.essential:
             essentials[r.kind].append(r.name)
     swaps: list[str] = []
@@ -891,7 +902,7 @@ def _opening(observation: ScientistObservation, brief: _Brief, table: dict[str, 
     sample_size = _fit_sample(_DEFAULT_SAMPLE_SIZE, brief)
     duration = _DEFAULT_DURATION_DAYS if brief.max_duration is None else max(brief.max_duration, 0)
     rationale = (
-        f'Replicates "{observation.paper.title}" at {sample_size} samples over {duration} days '
+        f'Replicates "{paper.title}" at {sample_size} samples over {duration} days '
         "with only the essential items."
     )
     if swaps:
@@ -903,8 +914,8 @@ def _opening(observation: ScientistObservation, brief: _Brief, table: dict[str, 
         _opening_controls(
             plan.controls, max(2, brief.min_controls - len(brief.reviews)), brief.reviews, brief.forbidden
         ),
-        tuple(_allowed(equipment, brief.forbidden)),
-        tuple(_allowed(reagents, brief.forbidden)),
+        _allowed(equipment, brief.forbidden),
+        _allowed(reagents, brief.forbidden),
         rationale,
     )
 
@@ -931,8 +942,8 @@ def _revise(observation: ScientistObservation, protocol: Protocol, scene: _Scene
         technique,
         sample_size,
         duration,
-        _with_reviews(protocol.controls, brief.reviews, brief.forbidden),
-        _allowed(equipment, brief.forbidden),
-        _allowed(reagents, brief.forbidden),
+        list(_with_reviews(tuple(protocol.controls), brief.reviews, brief.forbidden)),
+        list(_allowed(equipment, brief.forbidden)),
+        list(_allowed(reagents, brief.forbidden)),
         rationale,
     )

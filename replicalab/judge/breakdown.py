@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from replicalab.agents.lab_manager_policy import check_feasibility
 from replicalab.judge import scores
 from replicalab.judge.facts import case_facts
-from replicalab.models import FeasibilityCheckResult, Protocol, RewardBreakdown, construct
+from replicalab.models import FeasibilityCheckResult, Protocol, RewardBreakdown, construct_from
 from replicalab.scenarios.types import NormalizedScenarioPack
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ BASE_SCALE = 10.0
 
 
 def rigor_score(protocol: Protocol, scenario: NormalizedScenarioPack) -> float:
-    return scores.rigor(protocol, case_facts(scenario))[0]
+    return scores.rigor(scores.plan_of(protocol), case_facts(scenario))[0]
 
 
 def feasibility_score(
@@ -47,11 +47,11 @@ def feasibility_score(
 
 
 def fidelity_score(protocol: Protocol, scenario: NormalizedScenarioPack) -> float:
-    return scores.fidelity(protocol, case_facts(scenario))[0]
+    return scores.fidelity(scores.plan_of(protocol), case_facts(scenario))[0]
 
 
 def parsimony_score(protocol: Protocol, scenario: NormalizedScenarioPack) -> float:
-    return scores.parsimony(protocol, case_facts(scenario))[0]
+    return scores.parsimony(scores.plan_of(protocol), case_facts(scenario))[0]
 
 
 def build_reward_breakdown(
@@ -68,10 +68,12 @@ def build_reward_breakdown(
     if check is None:
         check = check_feasibility(protocol, scenario)
     facts = case_facts(scenario)
-    r, rigor_notes = scores.rigor(protocol, facts)
+    plan = scores.plan_of(protocol)
+    wording = scores.wording_of(plan, facts)
+    r, rigor_notes = scores.rigor(plan, facts, wording)
     f, feasibility_notes = scores.feasibility(check)
-    fi, fidelity_notes = scores.fidelity(protocol, facts)
-    p, parsimony_notes = scores.parsimony(protocol, facts)
+    fi, fidelity_notes = scores.fidelity(plan, facts, wording)
+    p, parsimony_notes = scores.parsimony(plan, facts, wording)
     notes = [*rigor_notes, *feasibility_notes, *fidelity_notes, *parsimony_notes]
     base = BASE_SCALE * r * f * fi * p
     bonuses: dict[str, float] = {}
@@ -84,18 +86,18 @@ def build_reward_breakdown(
             unused = max(0, max_rounds - rounds_used)
             if per_round and unused:
                 bonuses["efficiency"] = per_round * unused
-    return construct(
-        RewardBreakdown,
-        rigor=r,
-        feasibility=f,
-        fidelity=fi,
-        parsimony=p,
-        base=base,
-        bonuses=bonuses,
-        penalties={},
-        total=base + sum(bonuses.values()),
-        notes=notes,
-    )
+    fields = {  # in declaration order, the cheapest way into `construct_from`
+        "rigor": r,
+        "feasibility": f,
+        "fidelity": fi,
+        "parsimony": p,
+        "base": base,
+        "bonuses": bonuses,
+        "penalties": {},
+        "total": base + sum(bonuses.values()),
+        "notes": notes,
+    }
+    return construct_from(RewardBreakdown, fields)
 
 
 def compute_total_reward(breakdown: RewardBreakdown) -> float:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import NamedTuple
 
 from replicalab.judge.facts import CaseFacts
 from replicalab.models import FEASIBILITY_DIMENSIONS, FeasibilityCheckResult, Protocol
@@ -47,6 +48,33 @@ _PADDED_CONTROL = 0.2  # parsimony: 1 / (1 + 0.2 per padded control)
 Scored = tuple[float, tuple[str, ...]]  # a score and one note per deduction
 
 
+class Plan(NamedTuple):
+    """The parts of a protocol the scores read, taken off the model once per judging: reading a
+    pydantic field costs several times a plain attribute, and each score reads most of them."""
+
+    sample_size: int
+    controls: tuple[str, ...]
+    technique: str
+    duration_days: int
+    requested: frozenset[str]  # the distinct lower-cased item names
+    duplicates: int  # how many item requests repeat one
+    rationale: str
+
+
+def plan_of(protocol: Protocol) -> Plan:
+    """The `Plan` of `protocol`."""
+    requested, duplicates = _requested((*protocol.required_equipment, *protocol.required_reagents))
+    return Plan(
+        protocol.sample_size,
+        tuple(protocol.controls),
+        protocol.technique,
+        protocol.duration_days,
+        requested,
+        duplicates,
+        protocol.rationale,
+    )
+
+
 @lru_cache(maxsize=4096)
 def _control_keys(controls: tuple[str, ...]) -> tuple[frozenset[str], ...]:
     """The distinct meaningful controls, each as its set of content words, in a fixed order."""
@@ -60,10 +88,6 @@ def _window(text: str, n: int) -> tuple[str, ...]:
     return words(text)[:n]
 
 
-def _items(protocol: Protocol) -> tuple[str, ...]:
-    return (*protocol.required_equipment, *protocol.required_reagents)
-
-
 @lru_cache(maxsize=4096)  # a plan's item names recur across the packs of a case
 def _requested(items: tuple[str, ...]) -> tuple[frozenset[str], int]:
     """(the distinct lower-cased item names, how many requests repeat one)."""
@@ -71,14 +95,63 @@ def _requested(items: tuple[str, ...]) -> tuple[frozenset[str], int]:
     return distinct, len(items) - len(distinct)
 
 
-def is_degenerate(protocol: Protocol) -> bool:
-    """Nothing to run: no samples or no technique."""
-    return protocol.sample_size < 1 or not content_words(protocol.technique)
-
-
 # The text-derived parts of each score are cached on the protocol's strings and the per-case data
 # they are compared with (never a per-pack object, so they hit across episodes of one case): an
 # episode scores the same plan several times (potential, check, final judge), and strings hash once.
+
+
+class Wording(NamedTuple):
+    """What a plan's words earn in a case, whichever score reads them."""
+
+    has_technique: bool  # the technique has a content word
+    control_credit: float  # rigor's share from the controls and the reviews
+    control_notes: tuple[str, ...]
+    distinct_controls: int
+    elements: float  # fidelity's required-element credit
+    technique_credit: float  # fidelity's technique credit
+    fidelity_notes: tuple[str, ...]
+    excess_words: int  # words over parsimony's budgets
+
+
+@lru_cache(maxsize=4096)
+def _wording(
+    min_controls: int,
+    reviews: tuple[str, ...],
+    reference_elements: tuple[tuple[str, frozenset[str]], ...],
+    reference_technique: frozenset[str],
+    technique: str,
+    controls: tuple[str, ...],
+    rationale: str,
+) -> Wording:
+    """Every text-derived part of the scores in one lookup. The parts keep their own caches too,
+    so a plan with a new rationale recomputes only the parts that read the rationale."""
+    credit, control_notes = _control_credit(min_controls, reviews, controls)
+    elements, technique_credit, fidelity_notes = _text_fidelity(
+        reference_elements, reference_technique, technique, controls, rationale
+    )
+    return Wording(
+        bool(content_words(technique)),
+        credit,
+        control_notes,
+        len(_control_keys(controls)),
+        elements,
+        technique_credit,
+        fidelity_notes,
+        _words_over_budget(technique, controls, rationale),
+    )
+
+
+def wording_of(plan: Plan, facts: CaseFacts) -> Wording:
+    """What `plan`'s words earn in the case of `facts`."""
+    return _wording(
+        facts.min_controls,
+        facts.reviews,
+        facts.elements,
+        facts.technique_words,
+        plan.technique,
+        plan.controls,
+        plan.rationale,
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -99,19 +172,22 @@ def _control_credit(min_controls: int, reviews: tuple[str, ...], controls: tuple
     return credit, tuple(notes)
 
 
-def rigor(protocol: Protocol, facts: CaseFacts) -> Scored:
-    if is_degenerate(protocol):
+def rigor(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Scored:
+    """`wording`, when given, must be `wording_of(plan, facts)` (the breakdown shares it)."""
+    if wording is None:
+        wording = wording_of(plan, facts)
+    if plan.sample_size < 1 or not wording.has_technique:
         return 0.0, ("rigor: degenerate plan (no samples or no technique)",)
-    credit, notes = _control_credit(facts.min_controls, facts.reviews, tuple(protocol.controls))
-    n = protocol.sample_size
+    notes = wording.control_notes
+    n = plan.sample_size
     sample = min(1.0, math.sqrt(n / facts.reference_samples))
-    duration = min(1.0, protocol.duration_days / facts.adequate_days)
+    duration = min(1.0, plan.duration_days / facts.adequate_days)
     if sample < 1.0:
         notes += (f"rigor: {n} samples, full credit from {facts.reference_samples:g}",)
     if duration < 1.0:
-        days = protocol.duration_days
+        days = plan.duration_days
         notes += (f"rigor: {days} days, full credit from {facts.adequate_days}",)
-    return _RIGOR_WEIGHTS[0] * sample + credit + _RIGOR_WEIGHTS[3] * duration, notes
+    return _RIGOR_WEIGHTS[0] * sample + wording.control_credit + _RIGOR_WEIGHTS[3] * duration, notes
 
 
 def soft_warnings(check: FeasibilityCheckResult) -> int:
@@ -136,21 +212,19 @@ def feasibility(check: FeasibilityCheckResult) -> Scored:
     return score, notes
 
 
-def fidelity(protocol: Protocol, facts: CaseFacts) -> Scored:
-    elements, technique_credit, notes = _text_fidelity(
-        facts.elements,
-        facts.technique_words,
-        protocol.technique,
-        tuple(protocol.controls),
-        protocol.rationale,
-    )
-    requested, _ = _requested(_items(protocol))
-    met = sum(1 for names in facts.essentials if not names.isdisjoint(requested))
-    item_credit = met / len(facts.essentials) if facts.essentials else 1.0
+def fidelity(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Scored:
+    """`wording`, when given, must be `wording_of(plan, facts)` (the breakdown shares it)."""
+    if wording is None:
+        wording = wording_of(plan, facts)
+    notes = wording.fidelity_notes
+    essentials = facts.essentials
+    # an essential is met when some name for it is requested (`isdisjoint` is symmetric)
+    met = len(essentials) - sum(map(plan.requested.isdisjoint, essentials))
+    item_credit = met / len(essentials) if essentials else 1.0
     if item_credit < 1.0:
-        notes += (f"fidelity: {met} of {len(facts.essentials)} needed items (or substitutes)",)
+        notes += (f"fidelity: {met} of {len(essentials)} needed items (or substitutes)",)
     we, wt, wi = _FIDELITY_WEIGHTS
-    return we * elements + wt * technique_credit + wi * item_credit, notes
+    return we * wording.elements + wt * wording.technique_credit + wi * item_credit, notes
 
 
 @lru_cache(maxsize=4096)
@@ -184,18 +258,19 @@ def _text_fidelity(
     return elements, technique_credit, tuple(notes)
 
 
-def parsimony(protocol: Protocol, facts: CaseFacts) -> Scored:
-    controls = tuple(protocol.controls)
-    excess = _words_over_budget(protocol.technique, controls, protocol.rationale)
+def parsimony(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Scored:
+    """`wording`, when given, must be `wording_of(plan, facts)` (the breakdown shares it)."""
+    if wording is None:
+        wording = wording_of(plan, facts)
+    excess = wording.excess_words
     notes: tuple[str, ...] = ()
     if excess:
         notes += (f"parsimony: {excess} words over budget",)
-    requested, duplicates = _requested(_items(protocol))
-    unneeded = duplicates + len(requested - facts.needed)
+    unneeded = plan.duplicates + len(plan.requested - facts.needed)
     if unneeded:
         notes += (f"parsimony: {unneeded} requested items the method does not need",)
-    distinct = len(_control_keys(controls))
-    padded = len(controls) - distinct + max(0, distinct - facts.min_controls - SPARE_CONTROLS)
+    distinct = wording.distinct_controls
+    padded = len(plan.controls) - distinct + max(0, distinct - facts.min_controls - SPARE_CONTROLS)
     if padded:
         notes += (f"parsimony: {padded} padded controls",)
     budget = WORD_BUDGET["rationale"]
