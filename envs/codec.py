@@ -29,6 +29,7 @@ misreports by the episode.
 from __future__ import annotations
 
 import itertools
+import struct
 from dataclasses import dataclass
 from functools import lru_cache
 from operator import lt
@@ -188,16 +189,30 @@ def _scientist_vector(element: object) -> bytes | None:
 
 
 @lru_cache(maxsize=64)
-def _static_mask(n_techniques: int, n_controls: int, n_items: int) -> np.ndarray:
-    """The mask before the action types are known: which slots exist (shared, read-only)."""
-    static = np.ones(SCIENTIST_MASK_SIZE, dtype=np.int8)
-    static[_OFFSETS[A_TECHNIQUE] + n_techniques : _OFFSETS[A_TECHNIQUE] + MAX_TECHNIQUES] = 0
-    for j in range(n_controls, MAX_CONTROLS):
-        static[_OFFSETS[A_CONTROLS + j] + 1] = 0
-    for j in range(n_items, MAX_ITEMS):
-        static[_OFFSETS[A_ITEMS + j] + 1] = 0
-    static.flags.writeable = False
-    return static
+def _mask_table(n_techniques: int, n_controls: int, n_items: int) -> dict[tuple[bool, ...], np.ndarray]:
+    """Legal action types -> the flat mask, for every codec with these slot counts.
+
+    Shared by those codecs (an episode's codec would otherwise rebuild its few masks at every
+    reset) and filled as legal-type tuples are met: at most 16 per table, each read-only.
+    """
+    return {}
+
+
+def _build_mask(
+    n_techniques: int, n_controls: int, n_items: int, legal_types: tuple[bool, ...]
+) -> np.ndarray:
+    """The flat mask: the legal types, then which slots exist (all zero when no type is legal)."""
+    mask = np.zeros(SCIENTIST_MASK_SIZE, dtype=np.int8)
+    if any(legal_types):
+        mask[len(legal_types) :] = 1
+        mask[: len(legal_types)] = legal_types
+        mask[_OFFSETS[A_TECHNIQUE] + n_techniques : _OFFSETS[A_TECHNIQUE] + MAX_TECHNIQUES] = 0
+        for j in range(n_controls, MAX_CONTROLS):
+            mask[_OFFSETS[A_CONTROLS + j] + 1] = 0
+        for j in range(n_items, MAX_ITEMS):
+            mask[_OFFSETS[A_ITEMS + j] + 1] = 0
+    mask.flags.writeable = False
+    return mask
 
 
 @dataclass
@@ -212,10 +227,9 @@ class ScientistCodec:
         self._technique_index, self._control_index = vocabulary.technique_index, vocabulary.control_index
         self.items = self.scenario.resources[:MAX_ITEMS]
         self._item_index, item_rows = _item_slots(self.items, self.scenario.substitutes)
-        self._static_mask = _static_mask(len(self.techniques), len(self.controls), len(self.items))
-        self._masks: dict[tuple[bool, ...], np.ndarray] = {}  # see `mask`
-        self.static_features: np.ndarray = _scientist_static(self.scenario, item_rows)
-        self.lab_manager_static = _lab_manager_static(self)
+        self._slot_counts = (len(self.techniques), len(self.controls), len(self.items))
+        self._masks = _mask_table(*self._slot_counts)  # see `mask`
+        self.static_features, self.lab_manager_static = _static_features(self.scenario, item_rows)
         self._bases_check: FeasibilityCheckResult | None = None  # see `_bases`
         self._bases = (self.static_features, self.lab_manager_static)
 
@@ -230,14 +244,9 @@ class ScientistCodec:
 
     def mask(self, legal_types: tuple[bool, ...]) -> np.ndarray:
         """The flat action mask, given the episode's legal action types (all zero when none)."""
-        made = self._masks.get(legal_types)  # an episode meets three legal-type tuples at most
+        made = self._masks.get(legal_types)
         if made is None:
-            if any(legal_types):
-                made = self._static_mask.copy()
-                made[: len(legal_types)] = legal_types
-            else:
-                made = np.zeros(SCIENTIST_MASK_SIZE, dtype=np.int8)
-            self._masks[legal_types] = made
+            made = self._masks[legal_types] = _build_mask(*self._slot_counts, legal_types)
         mask: np.ndarray = made.copy()
         return mask
 
@@ -341,22 +350,24 @@ class ScientistCodec:
         return vec
 
 
+# The legal stances (report, suggest, reject, accept): none off-turn, only a report with nothing
+# on the table, else by (a suggestion exists, the protocol is feasible).
+_OFF_TURN = (0, 0, 0, 0)
+_NO_PROTOCOL = (1, 0, 0, 0)
+_ON_THE_TABLE = {(s, f): (1, int(s), int(not f), int(f)) for s in (False, True) for f in (False, True)}
 # Every mask the Lab Manager can get, built once: copying one is cheaper than building it.
 _LAB_MANAGER_MASKS: dict[tuple[int, ...], np.ndarray] = {
-    legal: np.array(legal, dtype=np.int8)
-    for legal in [(0, 0, 0, 0), (1, 0, 0, 0)]
-    + [(1, s, int(not f), int(f)) for s in (0, 1) for f in (False, True)]
+    legal: np.array(legal, dtype=np.int8) for legal in [_OFF_TURN, _NO_PROTOCOL, *_ON_THE_TABLE.values()]
 }
 
 
 def _lab_manager_legal(episode: Episode, any_turn: bool) -> tuple[int, ...]:
     if episode.done or not (any_turn or episode.agent_selection == LAB_MANAGER):
-        return (0, 0, 0, 0)
+        return _OFF_TURN
     check = episode.check  # set exactly when a protocol is on the table
     if check is None:
-        return (1, 0, 0, 0)
-    feasible = check.feasible
-    return (1, int(episode.suggestion is not None), int(not feasible), int(feasible))
+        return _NO_PROTOCOL
+    return _ON_THE_TABLE[episode.suggestion is not None, check.feasible]
 
 
 def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:
@@ -411,7 +422,6 @@ def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | 
 # the Scientist's last move type one-hot.
 
 _TEMPLATES = list(BUILTIN_TEMPLATES)
-_STANCE_INDEX = {kind: i for i, kind in enumerate(LAB_MANAGER_ACTION_TYPES)}
 _SCIENTIST_MOVE_INDEX = {kind.value: i for i, kind in enumerate(SCIENTIST_ACTION_TYPES)}
 _COMMON = 31
 _ITEM_WIDTH = 6
@@ -420,37 +430,48 @@ LAB_MANAGER_FEATURES = _COMMON + 4 + len(SCIENTIST_ACTION_TYPES)
 
 
 _NONE = (0.0,)  # the bound of a kind no constraint states
+# The static features are assembled as float32 bytes and viewed as read-only arrays: joining a
+# few byte strings costs less than numpy's per-call overhead on filling an array piece by piece.
+# struct's "f" rounds a Python float to float32 exactly as numpy's assignment does (a C cast).
+_CONTEXT = struct.Struct("13f")
+_ZEROS = bytes(4 * SCIENTIST_FEATURES)
+_FLOAT32 = np.dtype(np.float32)  # passed by position: numpy parses keywords slowly
 
 
 def _clip(value: float) -> float:
     return -1.0 if value < -1.0 else 1.0 if value > 1.0 else value
 
 
-def _static_context(scenario: NormalizedScenarioPack) -> list[float]:
-    """Features [0:13] without the round ([6] stays 0 until `_fill_turn`)."""
+def _static_context(scenario: NormalizedScenarioPack) -> bytes:
+    """Features [0:13] as float32 bytes, without the round ([6] stays 0 until `_fill_turn`)."""
     out = [0.0] * 13
     if scenario.template in _TEMPLATES:
         out[_TEMPLATES.index(scenario.template)] = 1.0
     out[3 + DIFFICULTIES.index(scenario.difficulty)] = 1.0
     bounds = scenario.quantities
+    lab = scenario.lab
     out[7:13] = [
-        _clip(scenario.lab.budget_remaining / 5000.0),
-        _clip(scenario.lab.time_limit_days / MAX_DURATION),
-        _clip(scenario.lab.staff_count / 10.0),
+        _clip(lab.budget_remaining / 5000.0),
+        _clip(lab.time_limit_days / MAX_DURATION),
+        _clip(lab.staff_count / 10.0),
         _clip(bounds.get("min_sample_size", _NONE)[-1] / 100.0),  # the last bound of a kind counts
         _clip(bounds.get("max_sample_size", _NONE)[-1] / 100.0),
         _clip(bounds.get("min_controls", _NONE)[-1] / 10.0),
     ]
-    return out
+    return _CONTEXT.pack(*out)
 
 
 def _fill_turn(out: np.ndarray, episode: Episode) -> None:
-    """The round and the Lab Manager's latest answer: what changes every turn."""
-    out[6] = min(episode.round_number, episode.max_rounds) / episode.max_rounds
+    """The round and the Lab Manager's latest answer: what changes every turn (into a copy of a
+    base, where [26:31] are zero)."""
+    rounds, limit = episode.round_number, episode.max_rounds
+    out[6] = (rounds if rounds < limit else limit) / limit
     last = episode.last_lab_action
     if last is not None:
-        out[26 + _STANCE_INDEX[last.action_type]] = 1.0
-        out[30] = last.suggested_protocol is not None
+        # `index` compares members by identity in C; a dict keyed by them calls Enum.__hash__
+        out[26 + LAB_MANAGER_ACTION_TYPES.index(last.action_type)] = 1.0
+        if last.suggested_protocol is not None:
+            out[30] = 1.0
 
 
 def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndarray]:
@@ -461,27 +482,33 @@ def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndar
     several times, so the bases are built once per check and kept on the episode's codec.
     """
     check = episode.check  # set exactly when a protocol is on the table
-    if check is None:
-        return codec.static_features, codec.lab_manager_static
-    if codec._bases_check is check:
-        return codec._bases
+    if codec._bases_check is not check:
+        codec._bases = (
+            (codec.static_features, codec.lab_manager_static)  # a codec shared with a fresh episode
+            if check is None
+            else _protocol_bases(codec, episode, check)
+        )
+        codec._bases_check = check
+    return codec._bases
+
+
+def _protocol_bases(
+    codec: ScientistCodec, episode: Episode, check: FeasibilityCheckResult
+) -> tuple[np.ndarray, np.ndarray]:
+    """`_bases` for the protocol on the table, whose grounded check is `check`."""
     protocol, suggestion = episode.protocol, episode.suggestion
     assert protocol is not None
     budget = max(episode.scenario.lab.budget_remaining, 1.0)
-    block = np.array(
-        (
-            1.0,
-            _clip(protocol.sample_size / 100.0),
-            _clip(protocol.duration_days / MAX_DURATION),
-            _clip(len(protocol.controls) / 10.0),
-            _clip(check.estimated_cost / budget / 2.0),
-            _clip(check.required_staff / 10.0),
-            *check.flags,
-        ),
-        dtype=np.float32,
-    )
     scientist = codec.static_features.copy()
-    scientist[13:26] = block
+    scientist[13:26] = (
+        1.0,
+        _clip(protocol.sample_size / 100.0),
+        _clip(protocol.duration_days / MAX_DURATION),
+        _clip(len(protocol.controls) / 10.0),
+        _clip(check.estimated_cost / budget / 2.0),
+        _clip(check.required_staff / 10.0),
+        *check.flags,
+    )
     kinds: tuple[tuple[list[str], ItemKind], ...] = (
         (protocol.required_equipment, "equipment"),
         (protocol.required_reagents, "reagent"),
@@ -501,16 +528,15 @@ def _bases(codec: ScientistCodec, episode: Episode) -> tuple[np.ndarray, np.ndar
     if technique is not None:
         scientist[controls_at + MAX_CONTROLS + technique] = 1.0
     lab_manager = codec.lab_manager_static.copy()
-    lab_manager[13:26] = block
+    lab_manager[13:26] = scientist[13:26]
     lab_manager[_COMMON] = check.feasible
     if suggestion is not None:
-        lab_manager[_COMMON + 1 : _COMMON + 4] = [
+        lab_manager[_COMMON + 1 : _COMMON + 4] = (
             1.0,
             suggestion.improved,
             _clip(len(suggestion.remaining_failures) / 7.0),
-        ]
-    codec._bases_check, codec._bases = check, (scientist, lab_manager)
-    return codec._bases
+        )
+    return scientist, lab_manager
 
 
 # (available, essential, equipment, has substitute) -> an item slot's static features as float32
@@ -521,6 +547,38 @@ _ITEM_ROWS = {
 }
 
 
+class _ItemFacts(NamedTuple):
+    """What a codec reads of one item: its slot key, lower-cased name, and static rows."""
+
+    item: ResourceItem  # held, so that no other object can take its id while the entry lives
+    slot_key: tuple[str, ItemKind]
+    key: str
+    row: bytes  # the slot's static features, without a substitute
+    row_substituted: bytes  # and with one
+
+
+# id(item) -> its facts. Items are frozen and the generator shares them among the packs of a
+# template, so each is read once rather than at every reset (a read of a pydantic field costs
+# several dict reads). Cleared when full: packs loaded from files bring new items every time.
+_item_facts: dict[int, _ItemFacts] = {}
+_ITEM_FACTS_LIMIT = 4096
+
+
+def _learn_item(item: ResourceItem) -> _ItemFacts:
+    if len(_item_facts) >= _ITEM_FACTS_LIMIT:
+        _item_facts.clear()
+    available, essential, equipment = item.available, item.essential, item.kind == "equipment"
+    facts = _ItemFacts(
+        item,
+        (item.name, item.kind),
+        item.key,
+        _ITEM_ROWS[available, essential, equipment, False],
+        _ITEM_ROWS[available, essential, equipment, True],
+    )
+    _item_facts[id(item)] = facts
+    return facts
+
+
 def _item_slots(
     items: list[ResourceItem], substitutes: dict[str, list[str]]
 ) -> tuple[dict[tuple[str, ItemKind], int], bytes]:
@@ -528,19 +586,21 @@ def _item_slots(
     index: dict[tuple[str, ItemKind], int] = {}
     rows = []
     for slot, item in enumerate(items):
-        name, kind = item.name, item.kind
-        index[name, kind] = slot
-        has_substitute = bool(substitutes.get(item.key))
-        rows.append(_ITEM_ROWS[item.available, item.essential, kind == "equipment", has_substitute])
+        facts = _item_facts.get(id(item)) or _learn_item(item)
+        index[facts.slot_key] = slot
+        rows.append(facts.row_substituted if substitutes.get(facts.key) else facts.row)
     return index, b"".join(rows)
 
 
-def _scientist_static(scenario: NormalizedScenarioPack, item_rows: bytes) -> np.ndarray:
-    """The Scientist's features before any protocol: the context, then the item slots' rows."""
-    out = np.zeros(SCIENTIST_FEATURES, dtype=np.float32)
-    out[:13] = _static_context(scenario)
-    out[_COMMON : _COMMON + len(item_rows) // 4] = np.frombuffer(item_rows, dtype=np.float32)
-    return out
+def _static_features(scenario: NormalizedScenarioPack, item_rows: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """(Scientist, Lab Manager) features before any protocol, read-only (they are copied, never
+    handed out): the context, then the Scientist's item rows."""
+    context = _static_context(scenario)
+    head = context + _ZEROS[: 4 * (_COMMON - 13)] + item_rows
+    return (
+        np.frombuffer(head + _ZEROS[len(head) :], _FLOAT32),
+        np.frombuffer(context + _ZEROS[: 4 * (LAB_MANAGER_FEATURES - 13)], _FLOAT32),
+    )
 
 
 def scientist_features(codec: ScientistCodec, episode: Episode) -> np.ndarray:
@@ -560,11 +620,4 @@ def lab_manager_features(episode: Episode, codec: ScientistCodec) -> np.ndarray:
             if move is not None:
                 out[_COMMON + 4 + move] = 1.0
             break
-    return out
-
-
-def _lab_manager_static(scientist: ScientistCodec) -> np.ndarray:
-    """The Lab Manager's static features: the scenario context its Scientist's features begin with."""
-    out = np.zeros(LAB_MANAGER_FEATURES, dtype=np.float32)
-    out[:_COMMON] = scientist.static_features[:_COMMON]
     return out

@@ -106,9 +106,10 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
 
     @property
     def episode(self) -> Episode:
-        if self.session.episode is None:
+        episode = self.session.episode
+        if episode is None:
             raise RuntimeError("reset() must be called before using the env")
-        return self.session.episode
+        return episode
 
     @property
     def system_prompt(self) -> str:
@@ -141,7 +142,7 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
         assert episode is not None
         self._cumulative_rewards[agent] = 0.0
         outcome = episode.step(self.session.translate(agent, action))
-        self.rewards = outcome.rewards
+        self.rewards = rewards = outcome.rewards
         self.infos = self.session.infos(outcome.components, {agent: outcome.error})  # both: none has left
         if episode.done:
             self.terminations = dict.fromkeys(self.agents, episode.terminated)
@@ -149,7 +150,9 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
             self.agent_selection = LAB_MANAGER if agent == SCIENTIST else SCIENTIST
         else:
             self.agent_selection = episode.agent_selection
-        self._accumulate_rewards()
+        cumulative = self._cumulative_rewards  # `_accumulate_rewards`, without its call
+        for name, reward in rewards.items():
+            cumulative[name] += reward
         if self.render_mode == "human":
             self.render()
 

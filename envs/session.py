@@ -41,6 +41,7 @@ from replicalab.scenarios.registry import check_difficulty
 
 ACTION_MODES = ("structured", "text")
 _SPACE_SAMPLES = frozenset((np.ndarray, int, np.int64))  # what the structured spaces' `sample()` returns
+_ACTIONS = frozenset((ScientistAction, LabManagerAction, ActionError))
 
 
 class Session:
@@ -121,13 +122,17 @@ class Session:
     def translate(self, agent: str, action: Any) -> ScientistAction | LabManagerAction | ActionError:
         """What the agent's action means, whatever form it came in.
 
-        A space sample (an array, an int) is tested for first: it is the form every step of a
-        structured rollout takes, and telling it from a pydantic model by `isinstance` costs three
-        ABC checks (pydantic's metaclass is an `ABCMeta`).
+        The forms of a rollout's every step are tested for first, by exact type: a pydantic
+        action (which `coerce_action` would return as it is) and a space sample (an array, an
+        int). Telling them apart by `isinstance` costs up to three ABC checks (pydantic's
+        metaclass is an `ABCMeta`).
         """
         episode = self.episode
         assert episode is not None
-        if type(action) not in _SPACE_SAMPLES and isinstance(
+        kind = type(action)
+        if kind in _ACTIONS:
+            return action  # type: ignore[no-any-return]
+        if kind not in _SPACE_SAMPLES and isinstance(
             action, (ScientistAction, LabManagerAction, ActionError, dict, str)
         ):
             return coerce_action(agent, action)
@@ -183,7 +188,8 @@ class Session:
         """
         episode = self.episode
         assert episode is not None
-        round_number = min(episode.round_number, episode.max_rounds)
+        rounds, limit = episode.round_number, episode.max_rounds
+        round_number = rounds if rounds < limit else limit
         done = episode.done
         out: dict[str, dict[str, Any]] = {}
         for agent, terms in components.items():
@@ -191,7 +197,7 @@ class Session:
             info: dict[str, Any] = {
                 "round": round_number,
                 "reward_components": {} if terms is None else terms,
-                "error": {"code": error.code, "message": error.message} if error else None,
+                "error": None if error is None else {"code": error.code, "message": error.message},
             }
             if done:
                 info["verdict"] = episode.verdict
