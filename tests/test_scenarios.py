@@ -344,11 +344,15 @@ def test_save_and_load_pack_round_trip(tmp_path: Path, template: str, difficulty
 
 @pytest.mark.parametrize(("template", "difficulty"), COMBOS)
 def test_tables_the_generator_fills_equal_the_derived_ones(template: str, difficulty: str) -> None:
+    tables = ("quantities", "terms", "resource_by_name", "substitutes", "essentials")
     for seed in range(60):
         pack = generate_scenario(seed, template, difficulty)
-        filled = {name: pack.__dict__[name] for name in ("quantities", "terms")}
+        filled = {name: pack.__dict__[name] for name in tables}
         assert filled["quantities"] == quantity_table(pack.constraints)
         assert filled["terms"] == term_table(pack.constraints)
         assert list(filled["quantities"]) == list(quantity_table(pack.constraints))  # order too
+        fresh = pack.model_copy()  # a copy derives every table afresh
+        for name in tables:
+            assert repr(filled[name]) == repr(getattr(fresh, name)), name  # order and types too
         copy = pack.model_copy(update={"constraints": pack.constraints[:2]})
-        assert copy.quantities == quantity_table(pack.constraints[:2])  # a copy derives afresh
+        assert copy.quantities == quantity_table(pack.constraints[:2])

@@ -20,10 +20,11 @@ so generation is cheap and identical in any process.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from operator import itemgetter
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,15 +33,18 @@ from replicalab.models import (
     Constraint,
     ItemKind,
     LabManagerObservation,
+    Paper,
     Protocol,
     ResourceItem,
     ScientistObservation,
     Substitution,
     construct,
+    construct_from,
 )
 from replicalab.scenarios.registry import check_difficulty, get_template, template_key
 from replicalab.scenarios.types import (
     DIFFICULTIES,
+    Essential,
     HiddenReferenceSpec,
     LabFacts,
     NormalizedScenarioPack,
@@ -52,25 +56,65 @@ from replicalab.scenarios.types import (
 
 DEFAULT_MAX_ROUNDS = 6
 _EXTRA_ITEMS = (3, 5)  # how many catalogue items beyond the case's needs a lab lists
+_EXTRA_SPAN = _EXTRA_ITEMS[1] - _EXTRA_ITEMS[0] + 1
 _UNAVAILABLE_EXTRA_P = {"easy": 0.2, "medium": 0.35, "hard": 0.5}
 _MIN_CONTROLS = {"easy": 2, "medium": 3, "hard": 3}
 _MAX_STAFF_LOAD = 5  # the most people `estimate_staff_load` can ask for
 _N_UNIFORMS = 64
+_MAX_ESSENTIALS = 4096  # Essentials a template plan keeps for reuse
+
+# Generation runs once per reset, so the template plan below keeps what it reads off the
+# template's models (an attribute read on a pydantic model costs several times a slot's) in
+# plain slots, computed once per template and shared by its packs.
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Entry:
+    """A resource item as packs list it, with what a pack's tables read off it."""
+
+    key: str  # the item's lower-cased name
+    item: ResourceItem
+    shelf: int  # which of the Lab Manager's four name lists the item goes in (`_SHELVES`)
+    needed: bool  # the item is essential
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Swap:
+    """A template substitution with the names a pack's tables read off it."""
+
+    sub: Substitution
+    original_key: str
+    alternative: str
+    alternative_key: str
+
+
+class _Bounds(NamedTuple):
+    """A case's numbers at one difficulty, which the lab's numbers are drawn around."""
+
+    min_cost: float  # of the minimal plan
+    min_staff: int
+    ref_cost: float  # of the paper's own plan, or the minimal plan's if that is more
+    ref_staff: int
+    least_budget: float  # the least budget the minimal plan fits in, with 2 % to spare
 
 
 @dataclass(frozen=True)
 class _CasePlan:
     """What a case needs, computed once per template: items, their swaps, plan costs."""
 
-    case: PaperCase
-    needs: tuple[tuple[str, ResourceItem, ResourceItem], ...]  # (name, item stocked, item missing)
-    swaps: dict[str, tuple[Substitution, ...]]  # essential name -> its template substitutions
-    ref_cost: float
-    ref_staff: int
+    case_id: str  # the case's fields that every pack copies, read once
+    paper: Paper
+    goal: str
+    summary: str
+    criteria: list[str]
+    needs: tuple[tuple[str, _Entry, tuple[_Swap, ...]], ...]  # (name, item missing, its swaps)
+    stocked: dict[str, _Entry]  # every need, as the lab lists it when it has it
+    base_days: int
+    min_days: int
     rules: dict[str, list[Constraint]]  # difficulty -> the constraints that depend on the paper only
     rule_quantities: dict[str, dict[str, tuple[float, ...]]]  # difficulty -> `quantity_table(rules)`
     rule_terms: dict[str, dict[str, tuple[str, ...]]]  # difficulty -> `term_table(rules)`
-    floor: dict[str, tuple[float, int]]  # difficulty -> (cost, staff) of the minimal plan
+    bounds: dict[str, _Bounds]  # difficulty -> what the lab's numbers are drawn around
     reference: HiddenReferenceSpec  # the case's hidden spec, with its technique filled in
 
 
@@ -78,11 +122,17 @@ class _CasePlan:
 class _TemplatePlan:
     data: TemplateData
     key: int
-    spares: dict[str, ResourceItem]  # any item name -> the item, available, not essential (a substitute)
-    extras: tuple[tuple[str, ResourceItem, ResourceItem], ...]  # catalogue (name, stocked, unavailable)
-    rank_keys: Callable[[list[float]], tuple[float, ...]]  # uniforms -> the catalogue's sort keys
+    domain_id: str
+    safety: list[str]  # the lab's safety restrictions
+    spares: dict[str, _Entry]  # any item name -> the item, available, not essential (a substitute)
+    extras: tuple[tuple[str, _Entry, _Entry], ...]  # catalogue (name, stocked, unavailable)
+    rank_keys: Callable[[list[float]], Sequence[float]]  # uniforms -> the catalogue's sort keys
     cases: tuple[_CasePlan, ...]
-    subs_by_original: dict[str, tuple[Substitution, ...]]
+    swaps_by_original: dict[str, tuple[_Swap, ...]]
+    # (essential entry, lower-cased alternatives the lab has, every allowed alternative) -> its
+    # Essential, which is immutable, so packs share it. A need has few substitutions, so the
+    # table stays small; `_MAX_ESSENTIALS` bounds it for a template with many.
+    essentials: dict[tuple[_Entry, tuple[str, ...], tuple[str, ...]], Essential] = field(default_factory=dict)
 
 
 _plans: dict[str, _TemplatePlan] = {}
@@ -94,63 +144,104 @@ def _plan(template: str) -> _TemplatePlan:
     if cached is not None and cached.data is data:
         return cached
     kinds: dict[str, ItemKind] = {item.name: item.kind for item in data.catalogue}
-    subs: dict[str, list[Substitution]] = {}
+    swaps: dict[str, list[_Swap]] = {}
+    made: dict[int, _Swap] = {}  # one per substitution object: generation tells them apart by identity
     for sub in data.substitutions:
-        subs.setdefault(sub.original, []).append(sub)
+        swap = made.get(id(sub))
+        if swap is None:
+            swap = made[id(sub)] = _Swap(sub, sub.original_key, sub.alternative, sub.alternative_key)
+        swaps.setdefault(sub.original, []).append(swap)
     cases = []
     for case in data.cases:
         essentials: tuple[tuple[str, ItemKind], ...] = tuple(
             (n, "equipment") for n in case.needed_equipment
         ) + tuple((n, "reagent") for n in case.needed_reagents)
+        stocked: dict[str, _Entry] = {}
+        needs = []
         for name, kind in essentials:
             kinds[name] = kind
-        needs = tuple((name, *_stock(name, kind, True)) for name, kind in essentials)
+            stocked[name], short = _stock(name, kind, True)
+            needs.append((name, short, tuple(swaps.get(name, ()))))
         reference = published_protocol(case)
         rules: dict[str, list[Constraint]] = {
             level: _case_constraints(case, level, first_id=4) for level in DIFFICULTIES
         }
         cases.append(
             _CasePlan(
-                case=case,
-                needs=needs,
-                swaps={name: tuple(subs.get(name, ())) for name, _ in essentials},
-                ref_cost=estimate_protocol_cost(reference),
-                ref_staff=estimate_staff_load(reference),
+                case_id=case.case_id,
+                paper=case.paper,
+                goal=case.experiment_goal,
+                summary=case.task_summary,
+                criteria=case.success_criteria,
+                needs=tuple(needs),
+                stocked=stocked,
+                base_days=case.base_duration_days,
+                min_days=case.min_duration_days,
                 rules=rules,
                 rule_quantities={level: quantity_table(rules[level]) for level in DIFFICULTIES},
                 rule_terms={level: term_table(rules[level]) for level in DIFFICULTIES},
                 reference=case.hidden_reference.model_copy(update={"technique": case.technique}),
-                floor={level: _floor(minimal_protocol(case, level, {})) for level in DIFFICULTIES},
+                bounds={
+                    level: _bounds(reference, minimal_protocol(case, level, {})) for level in DIFFICULTIES
+                },
             )
         )
     plan = _TemplatePlan(
         data=data,
         key=template_key(template),
-        spares={name: _item(name, kind, "available", False) for name, kind in kinds.items()},
+        domain_id=data.domain_id,
+        safety=data.safety_restrictions,
+        spares={name: _entry(name, kind, "available", False) for name, kind in kinds.items()},
         extras=tuple((item.name, *_stock(item.name, item.kind, False)) for item in data.catalogue),
-        # The i-th catalogue item sorts by uniform 16 + i % 16 (the catalogue has at least 4 items,
-        # so the getter returns a tuple).
-        rank_keys=itemgetter(*(16 + i % 16 for i in range(len(data.catalogue)))),
+        rank_keys=_rank_keys(len(data.catalogue)),
         cases=tuple(cases),
-        subs_by_original={k: tuple(v) for k, v in subs.items()},
+        swaps_by_original={k: tuple(v) for k, v in swaps.items()},
     )
     _plans[template] = plan
     return plan
 
 
-def _floor(protocol: Protocol) -> tuple[float, int]:
-    return estimate_protocol_cost(protocol), estimate_staff_load(protocol)
+def _essential(entry: _Entry, in_lab: tuple[str, ...], allowed: tuple[str, ...]) -> Essential:
+    """What `NormalizedScenarioPack.essentials` derives for this item, given its substitutes."""
+    key = entry.key
+    return Essential(entry.item, frozenset([key, *in_lab]), frozenset([key, *allowed]))
 
 
-def _item(name: str, kind: ItemKind, status: str, essential: bool) -> ResourceItem:
+def _rank_keys(n_items: int) -> Callable[[list[float]], Sequence[float]]:
+    """The i-th catalogue item sorts by uniform 16 + i % 16: a slice of the block when there are
+    at most 16 items (a list, whose items a sort key reads faster than a tuple's), else a tuple
+    (the catalogue has at least 4 items, so the getter returns one)."""
+    if n_items <= 16:
+        return itemgetter(slice(16, 16 + n_items))
+    return itemgetter(*(16 + i % 16 for i in range(n_items)))
+
+
+def _bounds(reference: Protocol, minimal: Protocol) -> _Bounds:
+    """Swaps change the minimal plan's names, not its counts, so one `_Bounds` serves every pack."""
+    min_cost, min_staff = estimate_protocol_cost(minimal), estimate_staff_load(minimal)
+    return _Bounds(
+        min_cost=min_cost,
+        min_staff=min_staff,
+        ref_cost=max(estimate_protocol_cost(reference), min_cost),
+        ref_staff=max(estimate_staff_load(reference), min_staff),
+        least_budget=math.ceil(min_cost * 1.02 / 10.0) * 10.0,
+    )
+
+
+# The Lab Manager's name lists, in its observation's order, by (kind, available).
+_SHELVES = {("equipment", True): 0, ("equipment", False): 1, ("reagent", True): 2, ("reagent", False): 3}
+
+
+def _entry(name: str, kind: ItemKind, status: str, essential: bool) -> _Entry:
     """Resource items are frozen values, built once per template plan and shared by its packs."""
-    return construct(ResourceItem, name=name, kind=kind, status=status, essential=essential)
+    item = construct(ResourceItem, name=name, kind=kind, status=status, essential=essential)
+    return _Entry(item.key, item, _SHELVES[kind, item.available], essential)
 
 
-def _stock(name: str, kind: ItemKind, essential: bool) -> tuple[ResourceItem, ResourceItem]:
+def _stock(name: str, kind: ItemKind, essential: bool) -> tuple[_Entry, _Entry]:
     """The item as the lab lists it when it has it, and when it is booked / out of stock."""
     unavailable = "booked" if kind == "equipment" else "out_of_stock"
-    return _item(name, kind, "available", essential), _item(name, kind, unavailable, essential)
+    return _entry(name, kind, "available", essential), _entry(name, kind, unavailable, essential)
 
 
 def _check_seed(seed: object) -> int:
@@ -199,142 +290,217 @@ def generate_scenario(
     # list and gives every combination its own stream.
     rng = np.random.default_rng((seed << 34) | (plan.key << 2) | DIFFICULTIES.index(level))
     u = rng.random(_N_UNIFORMS).tolist()
-    # Disjoint slices of the block feed disjoint decisions, so changing one never shifts another.
-    draw = iter(u[0:8])  # case, how many items go missing, which substitute rescues each
-    extra_draw = iter(u[32:44])  # how many catalogue extras, and whether each is unavailable
-    sub_draw = iter(u[44:60])  # which optional substitutions the lab allows
-
-    cp = plan.cases[int(next(draw) * len(plan.cases))]
-    case = cp.case
+    # Disjoint ranges of the block feed disjoint decisions, so changing one never shifts another:
+    # 0 the case; 1 whether a hard lab misses two items; 2-7 which
+    # substitute rescues each missing item; 8-15 which items go missing; 16-31 the catalogue's
+    # order; 32 how many extras; 33-43 whether each is unavailable; 44-59 which optional
+    # substitutions the lab allows; 60-63 the lab's numbers.
+    cp = plan.cases[int(u[0] * len(plan.cases))]
 
     # Which essential items are unavailable (those with the smallest of uniforms 8...), and the
-    # substitute the lab has instead. The hard coin is drawn at every level.
-    n_missing = {"easy": 0, "medium": 1, "hard": 1 + (next(draw) < 0.5)}[level]
-    missing: set[str] = set()
-    if n_missing:
+    # substitute the lab has instead.
+    entries = dict(cp.stocked)  # name -> entry, in the order the lab lists them
+    rescues: list[_Swap] = []
+    substitutions: list[Substitution] = []  # the subs of `rescues`, then of the optional swaps
+    if level != "easy":
         needs = cp.needs
         order = sorted(range(len(needs)), key=u[8 : 8 + len(needs)].__getitem__)
-        missing = {needs[i][0] for i in order[:n_missing]}
-    swaps: dict[str, str] = {}
-    chosen_subs: list[Substitution] = []
-    items: dict[str, ResourceItem] = {}
-    for name, stocked, short in cp.needs:
-        if name in missing:
-            options = cp.swaps[name]
-            sub = options[int(next(draw) * len(options))]
-            swaps[name] = sub.alternative
-            chosen_subs.append(sub)
-            items[name] = short
-        else:
-            items[name] = stocked
-    for alt in swaps.values():
-        items[alt] = plan.spares[alt]
+        missing = {needs[order[0]][0]}
+        if level == "hard" and u[1] < 0.5:
+            missing.add(needs[order[1]][0])
+        choice = iter(u[2:8])
+        swaps: dict[str, str] = {}
+        for name, short, options in needs:
+            if name in missing:
+                swap = options[int(next(choice) * len(options))]
+                swaps[name] = swap.alternative
+                rescues.append(swap)
+                substitutions.append(swap.sub)
+                entries[name] = short
+        for alt in swaps.values():
+            entries[alt] = plan.spares[alt]
     # The first catalogue extras in a seeded order, each unavailable with the level's odds.
-    n_extra = _EXTRA_ITEMS[0] + int(next(extra_draw) * (_EXTRA_ITEMS[1] - _EXTRA_ITEMS[0] + 1))
+    n_extra = _EXTRA_ITEMS[0] + int(u[32] * _EXTRA_SPAN)
     picked = []
-    for i in sorted(range(len(plan.extras)), key=plan.rank_keys(u).__getitem__):
-        extra = plan.extras[i]
-        if extra[0] not in items:
+    extras = plan.extras
+    for extra in map(extras.__getitem__, sorted(range(len(extras)), key=plan.rank_keys(u).__getitem__)):
+        if extra[0] not in entries:
             picked.append(extra)
             if len(picked) == n_extra:
                 break
     p_unavailable = _UNAVAILABLE_EXTRA_P[level]
-    for name, stocked, short in picked:
-        items[name] = short if next(extra_draw, 0.0) < p_unavailable else stocked
+    for coin, (name, stocked, short) in enumerate(picked, start=33):
+        entries[name] = short if u[coin] < p_unavailable else stocked
 
     # Substitutions the lab allows: the ones that rescue a missing item, plus a seeded share of
     # the others whose both ends the lab lists.
-    substitutions = list(chosen_subs)
-    taken = {id(sub) for sub in chosen_subs}
-    for name in items:
-        for sub in plan.subs_by_original.get(name, ()):
-            if id(sub) in taken or sub.alternative not in items:
-                continue
-            if next(sub_draw, 0.0) < 0.5:
-                substitutions.append(sub)
+    allowed = list(rescues)
+    coins = iter(u[44:60])
+    for swaps_of in map(plan.swaps_by_original.get, entries):
+        if swaps_of is not None:
+            for swap in swaps_of:
+                if swap.alternative in entries and swap not in rescues and next(coins, 0.0) < 0.5:
+                    allowed.append(swap)
+                    substitutions.append(swap.sub)
 
     # Lab numbers, bounded below by the minimal plan so that one always passes every check.
-    min_cost, min_staff = cp.floor[level]  # swaps change names, not counts
-    ref_cost = max(cp.ref_cost, min_cost)
+    min_cost, min_staff, ref_cost, ref_staff, least_budget = cp.bounds[level]
     slack = u[60]
     if level == "easy":
         budget = ref_cost * (1.25 + 0.35 * slack)
-        time_limit = case.base_duration_days + 1 + int(4 * u[61])
-        staff = max(cp.ref_staff, min_staff) + 2 + int(2 * u[62])
+        time_limit = cp.base_days + 1 + int(4 * u[61])
+        staff = ref_staff + 2 + int(2 * u[62])
         spent = 0.0
     elif level == "medium":
         budget = ref_cost * (0.85 + 0.2 * slack)
-        time_limit = case.base_duration_days - 1 - int(2 * u[61])
-        staff = max(cp.ref_staff, min_staff) + (u[62] < 0.5)
+        time_limit = cp.base_days - 1 - int(2 * u[61])
+        staff = ref_staff + (u[62] < 0.5)
         spent = 0.1 * u[63]
     else:
         budget = min_cost + (ref_cost - min_cost) * (0.1 + 0.3 * slack)
-        time_limit = case.min_duration_days + int(2 * u[61])
+        time_limit = cp.min_days + int(2 * u[61])
         staff = min_staff
         spent = 0.1 + 0.15 * u[63]
-    budget_remaining = float(max(round(budget / 10.0) * 10.0, math.ceil(min_cost * 1.02 / 10.0) * 10.0))
+    budget_remaining = float(max(round(budget / 10.0) * 10.0, least_budget))
     budget_total = float(round(budget_remaining / (1.0 - spent) / 10.0) * 10.0)
-    time_limit = max(time_limit, case.min_duration_days)
+    time_limit = max(time_limit, cp.min_days)
 
-    lab_rules = _lab_constraints(budget_remaining, time_limit, staff)
+    lab_rules, quantities = _lab_constraints(budget_remaining, time_limit, staff)
     constraints = lab_rules + cp.rules[level]
-    resources = list(items.values())
-    lab = construct(
+    # The listing in one pass: the items, the derived lookup by name, the Lab Manager's lists.
+    resources: list[ResourceItem] = []
+    by_name: dict[str, ResourceItem] = {}
+    shelves: tuple[list[str], ...] = ([], [], [], [])
+    needed: list[_Entry] = []
+    for name, entry in entries.items():
+        item = entry.item
+        resources.append(item)
+        by_name[entry.key] = item
+        shelves[entry.shelf].append(name)
+        if entry.needed:
+            needed.append(entry)
+    paper, goal = cp.paper, cp.goal
+    lab = construct_from(
         LabFacts,
-        budget_total=budget_total,
-        budget_remaining=budget_remaining,
-        staff_count=staff,
-        time_limit_days=time_limit,
-        safety_restrictions=list(plan.data.safety_restrictions),
+        {
+            "budget_total": budget_total,
+            "budget_remaining": budget_remaining,
+            "staff_count": staff,
+            "time_limit_days": time_limit,
+            "safety_restrictions": list(plan.safety),
+        },
     )
-    pack = construct(
+    pack = construct_from(
         NormalizedScenarioPack,
-        scenario_id=f"{template}-{level}-{seed}",
-        template=template,
-        difficulty=level,
-        seed=seed,
-        domain_id=plan.data.domain_id,
-        case_id=case.case_id,
-        paper=case.paper,
-        experiment_goal=case.experiment_goal,
-        task_summary=case.task_summary,
-        success_criteria=list(case.success_criteria),
-        constraints=constraints,
-        resources=resources,
-        allowed_substitutions=substitutions,
-        hidden_reference_spec=cp.reference,
-        lab=lab,
-        scientist_observation=construct(
-            ScientistObservation,
-            paper=case.paper,
-            experiment_goal=case.experiment_goal,
-            constraints=constraints,
-            resources=resources,
-            substitutions=substitutions,
-            conversation_history=[],
-            current_protocol=None,
-            round_number=1,
-            max_rounds=DEFAULT_MAX_ROUNDS,
-        ),
-        lab_manager_observation=_lab_manager_observation(lab, resources),
+        {
+            "scenario_id": f"{template}-{level}-{seed}",
+            "template": template,
+            "difficulty": level,
+            "seed": seed,
+            "domain_id": plan.domain_id,
+            "case_id": cp.case_id,
+            "paper": paper,
+            "experiment_goal": goal,
+            "task_summary": cp.summary,
+            "success_criteria": list(cp.criteria),
+            "constraints": constraints,
+            "resources": resources,
+            "allowed_substitutions": substitutions,
+            "hidden_reference_spec": cp.reference,
+            "lab": lab,
+            "scientist_observation": construct_from(
+                ScientistObservation,
+                {
+                    "paper": paper,
+                    "experiment_goal": goal,
+                    "constraints": constraints,
+                    "resources": resources,
+                    "substitutions": substitutions,
+                    "conversation_history": [],
+                    "current_protocol": None,
+                    "round_number": 1,
+                    "max_rounds": DEFAULT_MAX_ROUNDS,
+                },
+            ),
+            "lab_manager_observation": construct_from(
+                LabManagerObservation,
+                {
+                    "budget_total": budget_total,
+                    "budget_remaining": budget_remaining,
+                    "equipment_available": shelves[0],
+                    "equipment_booked": shelves[1],
+                    "reagents_in_stock": shelves[2],
+                    "reagents_out_of_stock": shelves[3],
+                    "staff_count": staff,
+                    "time_limit_days": time_limit,
+                    "safety_restrictions": lab.safety_restrictions,
+                    "conversation_history": [],
+                    "current_protocol": None,
+                    "round_number": 1,
+                    "max_rounds": DEFAULT_MAX_ROUNDS,
+                    "feasibility": None,
+                    "suggestion": None,
+                },
+            ),
+        },
     )
-    # The pack's bound and term tables, filled from their parts rather than re-derived: the lab's
-    # rules come first, with kinds of their own and no terms; the case's part is shared by its packs.
-    pack.__dict__["quantities"] = {**quantity_table(lab_rules), **cp.rule_quantities[level]}
-    pack.__dict__["terms"] = dict(cp.rule_terms[level])
+    # The pack's derived tables, filled from their parts rather than re-derived: each equals what
+    # its `NormalizedScenarioPack` property would derive, order included.
+    tables = pack.__dict__
+    # The lab's rules come first, with kinds of their own and no terms; the case's part is shared.
+    quantities.update(cp.rule_quantities[level])
+    tables["quantities"] = quantities
+    tables["terms"] = dict(cp.rule_terms[level])
+    tables["resource_by_name"] = by_name
+    tables["substitutes"], tables["essentials"] = _substitution_tables(plan, by_name, allowed, needed)
     return pack
 
 
-def _lab_constraints(budget: float, time_limit: int, staff: int) -> list[Constraint]:
-    """The rules set by the lab's numbers: ids c1-c3. Every constraint binds to a check (spec §2).
+def _substitution_tables(
+    plan: _TemplatePlan, by_name: dict[str, ResourceItem], allowed: list[_Swap], needed: list[_Entry]
+) -> tuple[dict[str, list[str]], tuple[Essential, ...]]:
+    """A pack's `substitutes` and `essentials`, from its lookup by name, its allowed swaps and its
+    essential entries (in listing order): what the pack's properties derive, read off the plan."""
+    substitutes: dict[str, list[str]] = {}
+    in_lab: dict[str, tuple[str, ...]] = {}  # original key -> lower-cased `substitutes`
+    alternatives: dict[str, tuple[str, ...]] = {}  # original key -> every allowed alternative key
+    for swap in allowed:
+        key, alt = swap.original_key, swap.alternative_key
+        alternatives[key] = (*alternatives.get(key, ()), alt)
+        listed = by_name.get(alt)
+        if listed is not None and listed.available:
+            substitutes.setdefault(key, []).append(swap.alternative)
+            in_lab[key] = (*in_lab.get(key, ()), alt)
+    essentials = []
+    known = plan.essentials
+    for entry in needed:
+        facts = (entry, in_lab.get(entry.key, ()), alternatives.get(entry.key, ()))
+        found = known.get(facts)
+        if found is None:
+            found = _essential(*facts)
+            if len(known) < _MAX_ESSENTIALS:
+                known[facts] = found
+        essentials.append(found)
+    return substitutes, tuple(essentials)
+
+
+def _lab_constraints(
+    budget: float, time_limit: int, staff: int
+) -> tuple[list[Constraint], dict[str, tuple[float, ...]]]:
+    """The rules set by the lab's numbers: ids c1-c3, and their `quantity_table`. Every constraint
+    binds to a check (spec §2).
 
     A staff cap no plan can exceed (the staff formula tops out at `_MAX_STAFF_LOAD`) would be
     decorative, so c3 is stated only when it can bind.
     """
-    rules = [_lab_rule("max_duration_days", float(time_limit)), _lab_rule("max_budget", budget)]
+    days = float(time_limit)
+    rules = [_lab_rule("max_duration_days", days), _lab_rule("max_budget", budget)]
+    quantities: dict[str, tuple[float, ...]] = {"max_duration_days": (days,), "max_budget": (budget,)}
     if staff < _MAX_STAFF_LOAD:
-        rules.append(_lab_rule("max_staff", float(staff)))
-    return rules
+        people = float(staff)
+        rules.append(_lab_rule("max_staff", people))
+        quantities["max_staff"] = (people,)
+    return rules, quantities
 
 
 # kind -> (id number, description with {q} for the bound, unit)
@@ -420,33 +586,3 @@ def _case_constraints(case: PaperCase, level: str, first_id: int) -> list[Constr
         _constraint(first_id + i, kind, hard, text, **extra)  # type: ignore[arg-type]
         for i, (kind, hard, text, extra) in enumerate(specs)
     ]
-
-
-def _lab_manager_observation(lab: LabFacts, resources: list[ResourceItem]) -> LabManagerObservation:
-    equipment_available: list[str] = []
-    equipment_booked: list[str] = []
-    reagents_in_stock: list[str] = []
-    reagents_out_of_stock: list[str] = []
-    for r in resources:
-        if r.kind == "equipment":
-            (equipment_available if r.status == "available" else equipment_booked).append(r.name)
-        else:
-            (reagents_in_stock if r.status == "available" else reagents_out_of_stock).append(r.name)
-    return construct(
-        LabManagerObservation,
-        budget_total=lab.budget_total,
-        budget_remaining=lab.budget_remaining,
-        equipment_available=equipment_available,
-        equipment_booked=equipment_booked,
-        reagents_in_stock=reagents_in_stock,
-        reagents_out_of_stock=reagents_out_of_stock,
-        staff_count=lab.staff_count,
-        time_limit_days=lab.time_limit_days,
-        safety_restrictions=lab.safety_restrictions,
-        conversation_history=[],
-        current_protocol=None,
-        round_number=1,
-        max_rounds=DEFAULT_MAX_ROUNDS,
-        feasibility=None,
-        suggestion=None,
-    )

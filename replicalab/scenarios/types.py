@@ -87,7 +87,12 @@ class LabFacts(Contract):
 
 
 class NormalizedScenarioPack(Contract):
-    """One generated scenario: the public brief, the private lab, the hidden reference."""
+    """One generated scenario: the public brief, the private lab, the hidden reference.
+
+    The derived tables below are what the rules, the judge and the env read. The generator fills
+    them in as it builds a pack, from parts it already holds; a loaded or copied pack derives them
+    on first read.
+    """
 
     scenario_id: str  # f"{template}-{difficulty}-{seed}"
     template: str
