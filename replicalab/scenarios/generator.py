@@ -51,6 +51,7 @@ from replicalab.scenarios.types import (
     PaperCase,
     TemplateData,
     quantity_table,
+    substitution_tables,
     term_table,
 )
 
@@ -129,10 +130,23 @@ class _TemplatePlan:
     rank_keys: Callable[[list[float]], Sequence[float]]  # uniforms -> the catalogue's sort keys
     cases: tuple[_CasePlan, ...]
     swaps_by_original: dict[str, tuple[_Swap, ...]]
-    # (essential entry, lower-cased alternatives the lab has, every allowed alternative) -> its
-    # Essential, which is immutable, so packs share it. A need has few substitutions, so the
-    # table stays small; `_MAX_ESSENTIALS` bounds it for a template with many.
-    essentials: dict[tuple[_Entry, tuple[str, ...], tuple[str, ...]], Essential] = field(default_factory=dict)
+    # (id of an essential item of this plan, lower-cased alternatives the lab has, every allowed
+    # alternative) -> its Essential, which is immutable, so packs share it. The plan holds its
+    # items, so no id is reused while the table lives. A need has few substitutions, so the table
+    # stays small; `_MAX_ESSENTIALS` bounds it for a template with many.
+    essentials: dict[tuple[int, tuple[str, ...], tuple[str, ...]], Essential] = field(default_factory=dict)
+
+    def essential(
+        self, key: str, item: ResourceItem, in_lab: tuple[str, ...], allowed: tuple[str, ...]
+    ) -> Essential:
+        """`substitution_tables`' factory of Essentials, sharing equal ones between packs."""
+        facts = (id(item), in_lab, allowed)
+        found = self.essentials.get(facts)
+        if found is None:
+            found = Essential.of(key, item, in_lab, allowed)
+            if len(self.essentials) < _MAX_ESSENTIALS:
+                self.essentials[facts] = found
+        return found
 
 
 _plans: dict[str, _TemplatePlan] = {}
@@ -199,12 +213,6 @@ def _plan(template: str) -> _TemplatePlan:
     )
     _plans[template] = plan
     return plan
-
-
-def _essential(entry: _Entry, in_lab: tuple[str, ...], allowed: tuple[str, ...]) -> Essential:
-    """What `NormalizedScenarioPack.essentials` derives for this item, given its substitutes."""
-    key = entry.key
-    return Essential(entry.item, frozenset([key, *in_lab]), frozenset([key, *allowed]))
 
 
 def _rank_keys(n_items: int) -> Callable[[list[float]], Sequence[float]]:
@@ -452,36 +460,13 @@ def generate_scenario(
     tables["quantities"] = quantities
     tables["terms"] = dict(cp.rule_terms[level])
     tables["resource_by_name"] = by_name
-    tables["substitutes"], tables["essentials"] = _substitution_tables(plan, by_name, allowed, needed)
+    tables["substitutes"], tables["essentials"] = substitution_tables(
+        by_name,
+        ((swap.original_key, swap.alternative, swap.alternative_key) for swap in allowed),
+        ((entry.key, entry.item) for entry in needed),
+        plan.essential,
+    )
     return pack
-
-
-def _substitution_tables(
-    plan: _TemplatePlan, by_name: dict[str, ResourceItem], allowed: list[_Swap], needed: list[_Entry]
-) -> tuple[dict[str, list[str]], tuple[Essential, ...]]:
-    """A pack's `substitutes` and `essentials`, from its lookup by name, its allowed swaps and its
-    essential entries (in listing order): what the pack's properties derive, read off the plan."""
-    substitutes: dict[str, list[str]] = {}
-    in_lab: dict[str, tuple[str, ...]] = {}  # original key -> lower-cased `substitutes`
-    alternatives: dict[str, tuple[str, ...]] = {}  # original key -> every allowed alternative key
-    for swap in allowed:
-        key, alt = swap.original_key, swap.alternative_key
-        alternatives[key] = (*alternatives.get(key, ()), alt)
-        listed = by_name.get(alt)
-        if listed is not None and listed.available:
-            substitutes.setdefault(key, []).append(swap.alternative)
-            in_lab[key] = (*in_lab.get(key, ()), alt)
-    essentials = []
-    known = plan.essentials
-    for entry in needed:
-        facts = (entry, in_lab.get(entry.key, ()), alternatives.get(entry.key, ()))
-        found = known.get(facts)
-        if found is None:
-            found = _essential(*facts)
-            if len(known) < _MAX_ESSENTIALS:
-                known[facts] = found
-        essentials.append(found)
-    return substitutes, tuple(essentials)
 
 
 def _lab_constraints(

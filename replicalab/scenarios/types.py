@@ -7,6 +7,7 @@ Template data (papers, catalogues, substitutions) is JSON under `data/`, validat
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Literal, NamedTuple
 
 from pydantic import Field
@@ -120,29 +121,21 @@ class NormalizedScenarioPack(Contract):
     @derived
     def substitutes(self) -> dict[str, list[str]]:
         """Lower-cased original -> alternatives that the lab actually has available."""
-        table: dict[str, list[str]] = {}
-        by_name = self.resource_by_name
-        for sub in self.allowed_substitutions:
-            alt = by_name.get(sub.alternative_key)
-            if alt is not None and alt.available:
-                table.setdefault(sub.original_key, []).append(sub.alternative)
-        return table
+        return self._substitution_tables[0]
 
     @derived
     def essentials(self) -> tuple[Essential, ...]:
         """The items the method cannot run without, in resource order, with the names that stand
         for each (what validation, the Lab Manager's fixer and the judge read)."""
-        allowed: dict[str, list[str]] = {}
-        for sub in self.allowed_substitutions:
-            allowed.setdefault(sub.original_key, []).append(sub.alternative_key)
-        substitutes = self.substitutes
-        found = []
-        for item in self.resources:
-            if item.essential:
-                key = item.key
-                in_lab = frozenset([key, *map(str.lower, substitutes.get(key, ()))])
-                found.append(Essential(item, in_lab, frozenset([key, *allowed.get(key, ())])))
-        return tuple(found)
+        return self._substitution_tables[1]
+
+    @derived
+    def _substitution_tables(self) -> tuple[dict[str, list[str]], tuple[Essential, ...]]:
+        return substitution_tables(
+            self.resource_by_name,
+            ((s.original_key, s.alternative, s.alternative_key) for s in self.allowed_substitutions),
+            ((item.key, item) for item in self.resources if item.essential),
+        )
 
     @derived
     def quantities(self) -> dict[str, tuple[float, ...]]:
@@ -173,9 +166,39 @@ def term_table(constraints: list[Constraint]) -> dict[str, tuple[str, ...]]:
     return table
 
 
+def substitution_tables(
+    by_name: dict[str, ResourceItem],
+    swaps: Iterable[tuple[str, str, str]],
+    essential_items: Iterable[tuple[str, ResourceItem]],
+    essential: Callable[[str, ResourceItem, tuple[str, ...], tuple[str, ...]], Essential] | None = None,
+) -> tuple[dict[str, list[str]], tuple[Essential, ...]]:
+    """A pack's `substitutes` and `essentials`, from its items by lower-cased name, its allowed
+    substitutions as (original key, alternative, alternative key) and its essential items as
+    (key, item), both in the pack's order. The generator passes plain values it holds already, and
+    an `essential` factory that shares equal `Essential`s between the packs of a template."""
+    substitutes: dict[str, list[str]] = {}
+    in_lab: dict[str, tuple[str, ...]] = {}  # original key -> the keys of its `substitutes`
+    allowed: dict[str, tuple[str, ...]] = {}  # original key -> every allowed alternative's key
+    for original, alternative, alternative_key in swaps:
+        allowed[original] = (*allowed.get(original, ()), alternative_key)
+        listed = by_name.get(alternative_key)
+        if listed is not None and listed.available:
+            substitutes.setdefault(original, []).append(alternative)
+            in_lab[original] = (*in_lab.get(original, ()), alternative_key)
+    make = essential or Essential.of
+    return substitutes, tuple(
+        make(key, item, in_lab.get(key, ()), allowed.get(key, ())) for key, item in essential_items
+    )
+
+
 class Essential(NamedTuple):
     """An item the case's method needs, and the lower-cased names that satisfy the need."""
 
     item: ResourceItem
     in_lab: frozenset[str]  # its own name and the allowed substitutes the lab has available
     allowed: frozenset[str]  # its own name and every allowed substitute, available or not
+
+    @classmethod
+    def of(cls, key: str, item: ResourceItem, in_lab: tuple[str, ...], allowed: tuple[str, ...]) -> Essential:
+        """The need for `item` (lower-cased name `key`), given its substitutes' lower-cased names."""
+        return cls(item, frozenset([key, *in_lab]), frozenset([key, *allowed]))
