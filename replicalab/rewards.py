@@ -196,35 +196,33 @@ def shaping(config: RewardConfig, transition: Transition) -> float:
 def reward_components(config: RewardConfig, transition: Transition) -> dict[str, dict[str, float]]:
     """Named reward components of one transition, per agent (non-zero ones only).
 
-    Spelled out term by term: this runs on every agent turn of every rollout, so the transition's
-    fields are read off its `__dict__` (where pydantic keeps them): a lookup there costs a
-    fraction of a pydantic attribute read.
+    Spelled out term by term: this runs on every agent turn of every rollout.
     """
-    t = vars(transition)
+    t = transition
     p = config.penalties
     scientist: dict[str, float] = {}
     lab_manager: dict[str, float] = {}
-    actor = scientist if t["agent"] == "scientist" else lab_manager
+    actor = scientist if t.agent == "scientist" else lab_manager
     if config.step_cost:
         actor["step_cost"] = -config.step_cost
-    if t["error_code"] is not None and p.invalid_action:
+    if t.error_code is not None and p.invalid_action:
         actor["invalid_action"] = -p.invalid_action
-    if t["repeated"] and p.stalling:
+    if t.repeated and p.stalling:
         actor["stalling"] = -p.stalling
-    if t["hallucinated_items"] and p.hallucinated_resource:
-        actor["hallucinated_resource"] = -p.hallucinated_resource * t["hallucinated_items"]
-    before, after = t["failing_before"], t["failing_after"]
+    if t.hallucinated_items and p.hallucinated_resource:
+        actor["hallucinated_resource"] = -p.hallucinated_resource * t.hallucinated_items
+    before, after = t.failing_before, t.failing_after
     if before is not None and after is not None and after > before and p.regression:
         actor["regression"] = -p.regression
-    if t["misreported_flags"] and p.misreport:
-        actor["misreport"] = -p.misreport * t["misreported_flags"]
-    if config.potential != "none" and (t["agent"] == "scientist" or t["terminal"]):
-        value = shaping(config, transition)
+    if t.misreported_flags and p.misreport:
+        actor["misreport"] = -p.misreport * t.misreported_flags
+    if config.potential != "none" and (t.agent == "scientist" or t.terminal):
+        value = shaping(config, t)
         if value:
             scientist["shaping"] = value
-    verdict = t["verdict"]
-    if verdict == "agreement" and t["breakdown"] is not None:
-        value = judge_reward(config, t["breakdown"])
+    verdict = t.verdict
+    if verdict == "agreement" and t.breakdown is not None:
+        value = judge_reward(config, t.breakdown)
         if value:
             scientist["judge"] = lab_manager["judge"] = value
     elif verdict in _NO_AGREEMENT:
