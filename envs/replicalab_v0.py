@@ -142,7 +142,7 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
         assert episode is not None
         self._cumulative_rewards[agent] = 0.0
         outcome = episode.step(self.session.translate(agent, action))
-        self.rewards = rewards = outcome.rewards
+        self.rewards = outcome.rewards
         self.infos = self.session.infos(outcome.components, {agent: outcome.error})  # both: none has left
         if episode.done:
             self.terminations = dict.fromkeys(self.agents, episode.terminated)
@@ -150,9 +150,7 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
             self.agent_selection = LAB_MANAGER if agent == SCIENTIST else SCIENTIST
         else:
             self.agent_selection = episode.agent_selection
-        cumulative = self._cumulative_rewards  # `_accumulate_rewards`, without its call
-        for name, reward in rewards.items():
-            cumulative[name] += reward
+        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
