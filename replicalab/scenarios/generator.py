@@ -13,8 +13,9 @@ substitutions exist. Difficulty tightens the lab mechanically (spec §2):
 Every pack admits a protocol that passes all seven checks: the case's minimal plan with the
 substitutes swapped in (`minimal_protocol`), which the bounds are computed from.
 
-All randomness is one block of uniforms drawn from `default_rng([seed, template, difficulty])`,
-so generation is cheap and identical in any process.
+All randomness is one block of uniforms drawn from a `default_rng` seeded with one integer that
+packs seed, template and difficulty side by side, so generation is cheap and identical in any
+process.
 """
 
 from __future__ import annotations
