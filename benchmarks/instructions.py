@@ -16,6 +16,9 @@ Use it to A/B a change to the per-step path without the noise. Needs `valgrind` 
 ten minutes).
 
     python -m benchmarks.instructions
+
+`--play ... --without NAME` plays with one of `COUNTERFACTUALS` applied: a cost that no change to
+ReplicaLab's own code can take away, taken away (`benchmarks.headroom` counts and times them).
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel
 
 from benchmarks.bench_env import (
     _revision,
@@ -46,6 +53,35 @@ SIDES = ("env", "domain")
 EVENTS = ("Ir", "I1mr", "D1mr")  # instructions, level-1 instruction and data read misses
 
 
+def _without_getattr_hook() -> None:
+    """pydantic's `BaseModel` defines `__getattr__` (it serves private attributes, which no
+    ReplicaLab model has). On CPython 3.11 that keeps every field read of every model off the
+    interpreter's specialised path (newer CPythons specialise such reads anyway)."""
+    delattr(BaseModel, "__getattr__")
+
+
+def _without_pack_seeding() -> None:
+    """Every pack seeds a new PCG64 through a `SeedSequence`. Here one generator is reused and
+    its state set from the pack's entropy by a multiplicative hash: each pack comes out
+    different from the shipped one, the distribution of packs the same."""
+    bits = np.random.PCG64()
+    shared = np.random.Generator(bits)
+
+    def reseeded(entropy: int) -> np.random.Generator:
+        state = {"state": (entropy * 0x9E3779B97F4A7C15F39CC0605CEDC835) % 2**128, "inc": 0xDA3E39CB94B95BDB}
+        bits.state = {"bit_generator": "PCG64", "state": state, "has_uint32": 0, "uinteger": 0}
+        return shared
+
+    np.random.default_rng = reseeded  # the generator's only caller of it in these loops
+
+
+# name -> (what the headroom table calls it, what takes the cost away in the playing process)
+COUNTERFACTUALS: dict[str, tuple[str, Callable[[], None]]] = {
+    "getattr_hook": ("without pydantic's `__getattr__` hook", _without_getattr_hook),
+    "pack_seeding": ("without seeding a generator per pack", _without_pack_seeding),
+}
+
+
 def play(side: str, loop: str, count: int) -> None:
     """`count` rounds or episodes of `side` ("env" or "domain")."""
     if loop == "round":
@@ -60,9 +96,10 @@ def play(side: str, loop: str, count: int) -> None:
         domain_episodes_per_second(scenario_cells(0, LOOPS[-1][-1])[:count])
 
 
-def counts(side: str, loop: str, count: int, folder: Path) -> dict[str, int]:
-    """Cachegrind's totals for a process that plays `count` of `loop` on `side`."""
-    out = folder / f"{side}.{loop}.{count}.out"
+def counts(side: str, loop: str, count: int, folder: Path, without: tuple[str, ...] = ()) -> dict[str, int]:
+    """Cachegrind's totals for a process that plays `count` of `loop` on `side`, with the
+    costs named in `without` (keys of `COUNTERFACTUALS`) taken away."""
+    out = folder / f"{side}.{loop}.{count}.{'-'.join(without)}.out"
     subprocess.run(
         [
             "valgrind",
@@ -76,6 +113,7 @@ def counts(side: str, loop: str, count: int, folder: Path) -> dict[str, int]:
             side,
             loop,
             str(count),
+            *(f"--without={name}" for name in without),
         ],
         check=True,
         capture_output=True,
@@ -107,8 +145,13 @@ def main() -> None:
     parser.add_argument(
         "--play", nargs=3, metavar=("SIDE", "LOOP", "COUNT"), help="play only (what valgrind runs)"
     )
+    parser.add_argument(
+        "--without", action="append", default=[], choices=sorted(COUNTERFACTUALS), help="with --play"
+    )
     args = parser.parse_args()
     if args.play:
+        for name in args.without:
+            COUNTERFACTUALS[name][1]()
         play(args.play[0], args.play[1], int(args.play[2]))
         return
     if shutil.which("valgrind") is None:

@@ -16,6 +16,7 @@ MODULES = (
     "bench_judge",
     "bench_env",
     "instructions",
+    "headroom",
     "bench_evaluate",
     "bench_scaling",
 )
