@@ -19,7 +19,6 @@ Run: `.venv/bin/python -m benchmarks.bench_env` (one core; medians of repeated t
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import numpy as np
 from pettingzoo.utils import wrappers
 
+from benchmarks.bench_scenarios import pin_to_one_core
 from envs import replicalab_v0
 from envs.codec import ScientistCodec
 from envs.spaces import A_CONTROLS, A_DURATION, A_ITEMS, A_SAMPLE, A_TYPE, SAMPLE_LEVELS, SCIENTIST_NVEC
@@ -177,8 +177,7 @@ def steady_rates() -> dict[str, list[float]]:
 
 
 def main() -> None:
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the targets are per core
+    pin_to_one_core()  # the targets are per core
     vec, action = _revision()
     pairs = paired_rounds(vec, action)
     env_times, domain_times = [e for e, _ in pairs], [d for _, d in pairs]

@@ -15,39 +15,34 @@ Run: `.venv/bin/python -m benchmarks.headroom` (about five minutes; the count ne
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 from benchmarks.bench_env import steady_rates
-from benchmarks.instructions import COUNTERFACTUALS, LOOPS, counts
+from benchmarks.bench_scenarios import pin_to_one_core
+from benchmarks.instructions import COUNTERFACTUALS, LOOPS, per_unit
 
 ALTERNATIONS = 3  # processes of each kind, timed turn about
 
 
 def counted() -> None:
     """Instructions per baseline episode through `env()`, as shipped and counterfactually."""
-    _, _, short, long = LOOPS[-1]
+    loop, _, short, long = LOOPS[-1]
     variants = [(), *((name,) for name in COUNTERFACTUALS), tuple(COUNTERFACTUALS)]
     print("| baseline episode through env() | instructions | change |\n|---|---:|---:|")
-    with tempfile.TemporaryDirectory() as folder:
-        shipped = 0.0
-        for without in variants:
-            few, many = (counts("env", "episode", n, Path(folder), without)["Ir"] for n in (short, long))
-            per_episode = (many - few) / (long - short)
-            shipped = shipped or per_episode
-            label = " and ".join(COUNTERFACTUALS[name][0] for name in without) or "as shipped"
-            print(f"| {label} | {per_episode:,.0f} | {per_episode / shipped - 1:+.1%} |")
+    shipped = 0.0
+    for without in variants:
+        per_episode = per_unit(loop, short, long, ("env",), without)["env"]["Ir"]
+        shipped = shipped or per_episode
+        label = " and ".join(COUNTERFACTUALS[name][0] for name in without) or "as shipped"
+        print(f"| {label} | {per_episode:,.0f} | {per_episode / shipped - 1:+.1%} |")
 
 
 def rates_in_process(without: list[str]) -> dict[str, float]:
     """Median episodes/s of this process's `steady_rates`, with `without` applied first."""
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the target is per core
+    pin_to_one_core()  # the target is per core
     for name in without:
         COUNTERFACTUALS[name][1]()
     rates = steady_rates()

@@ -128,12 +128,14 @@ def counts(side: str, loop: str, count: int, folder: Path, without: tuple[str, .
     raise RuntimeError(f"{out}: no summary line")
 
 
-def per_unit(loop: str, short: int, long: int) -> dict[str, dict[str, float]]:
-    """side -> event -> count per round (or episode) of `loop`."""
+def per_unit(
+    loop: str, short: int, long: int, sides: tuple[str, ...] = SIDES, without: tuple[str, ...] = ()
+) -> dict[str, dict[str, float]]:
+    """side -> event -> count per round (or episode) of `loop`, with `without` taken away."""
     with tempfile.TemporaryDirectory() as folder:
         result = {}
-        for side in SIDES:
-            few, many = counts(side, loop, short, Path(folder)), counts(side, loop, long, Path(folder))
+        for side in sides:
+            few, many = (counts(side, loop, n, Path(folder), without) for n in (short, long))
             result[side] = {event: (many[event] - few[event]) / (long - short) for event in EVENTS}
         return result
 
