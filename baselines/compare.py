@@ -2,10 +2,10 @@
 
 A preset changes what an episode pays, not the game: no built-in policy learns from the
 reward, so they make the same moves under every built-in preset, and the differences between
-rows are differences of reward design alone (the judge's score moves only by the preset's
-bonuses). The table (CSV) and the figure show each policy's mean return under each preset,
-split into its named components (`metrics.mean_components`), where a shaping term or a penalty
-shows its weight.
+rows are differences of reward design alone. The judge's score of an agreed protocol does not
+depend on the preset (a preset prices only the return). The table (CSV) and the figure show
+each policy's mean return under each preset, split into its named components
+(`metrics.mean_components`), where a shaping term or a penalty shows its weight.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class ComparisonRow:
     scientist: str
     episodes: int
     returns: Estimate  # the Scientist's return
-    score: float  # mean judge total of agreed protocols (0 otherwise), bonuses by the preset
+    score: float  # mean judge total of agreed protocols (0 otherwise), whatever the preset
     agreement_rate: float
     components: dict[str, float]  # mean per episode, by component name
 

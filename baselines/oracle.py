@@ -3,8 +3,9 @@
 Regret means little without a reference point, so the oracle plays with full knowledge: the
 hidden reference spec, the lab's private facts and the judge's own case facts. It never guesses
 at a rule: every candidate protocol is scored by the real judge on the real Lab Manager check
-(`build_reward_breakdown` with `check_feasibility`), under the episode's `RewardConfig`, and the
-oracle proposes the best one, then accepts once the Lab Manager consents.
+(`build_reward_breakdown` with `check_feasibility`) and priced by the episode's `RewardConfig`
+(`judge_reward`), and the oracle proposes the best one, then accepts once the Lab Manager
+consents.
 
 The candidates are separable, which keeps the search small (about 30 judge calls a scenario):
 the texts (technique, controls, rationale) decide fidelity and parsimony, the numbers (sample
@@ -174,10 +175,9 @@ def best_protocol(
 
     def score(protocol: Protocol) -> tuple[float, float]:
         check = check_feasibility(protocol, scenario)
-        breakdown = build_reward_breakdown(
-            protocol, scenario, check, config=config, rounds_used=rounds_used, max_rounds=max_rounds
-        )
-        return judge_reward(config, breakdown), -estimate_protocol_cost(protocol)
+        breakdown = build_reward_breakdown(protocol, scenario, check)
+        unused = max(0, max_rounds - rounds_used)
+        return judge_reward(config, breakdown, unused), -estimate_protocol_cost(protocol)
 
     def protocol(text: tuple[str, list[str], str], n: int, d: int) -> Protocol:
         technique, controls, rationale = text

@@ -101,7 +101,7 @@ def replay(log: EpisodeLog) -> list[RenderableType]:
         (log.episode_id, "bold"),
         "\n",
         f"template {log.template} · difficulty {log.difficulty} · seed {log.seed} · "
-        f"reward config {log.reward_config}\n",
+        f"reward config {log.reward_config.name}\n",
         f"verdict {log.verdict or 'unfinished'} · rounds {log.rounds_used}/{log.max_rounds} · "
         f"invalid moves {log.invalid_action_count} · returns {totals}",
     )

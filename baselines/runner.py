@@ -240,16 +240,20 @@ def _logged(path: Path, handle: BinaryIO, ids: list[str], settings: Settings) ->
                 f"{path}:{number}: episode {log.episode_id!r} is not the next one of "
                 "this grid; resume only a file written by the same command"
             )
-        config = settings.reward_config.name
+        config = settings.reward_config
         if log.reward_config != config or log.max_rounds != settings.max_rounds:
             raise ValueError(
-                f"{path}:{number}: written with reward config {log.reward_config!r} "
-                f"and {log.max_rounds} rounds; this run uses {config!r} and "
-                f"{settings.max_rounds}"
+                f"{path}:{number}: written with {_describe(log.reward_config)} and {log.max_rounds} "
+                f"rounds; this run uses {_describe(config)} and {settings.max_rounds}"
             )
         logs.append(log)
     handle.truncate(len(whole))
     return logs
+
+
+def _describe(config: RewardConfig) -> str:
+    """A reward config as an error message names it: two configs may share a name."""
+    return f"reward config {config.name!r} ({config.model_dump_json(exclude={'name'})})"
 
 
 def run_grid(

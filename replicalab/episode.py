@@ -448,7 +448,6 @@ class Episode:
             final,
             self.scenario,
             check,
-            config=self.reward_config,
             rounds_used=self.round_number,
             max_rounds=self.max_rounds,
         )
@@ -464,6 +463,7 @@ class Episode:
             verdict=self.verdict,
             breakdown=self.breakdown,
             phi_after=self._phi,
+            unused_rounds=max(0, self.max_rounds - self.round_number),
         )
 
     def _lab_manager_move(self, action: LabManagerAction) -> Transition:
@@ -548,7 +548,7 @@ class Episode:
             difficulty=self.scenario.difficulty,
             scenario_id=self.scenario.scenario_id,
             max_rounds=self.max_rounds,
-            reward_config=self.reward_config.name,
+            reward_config=self.reward_config,
             transcript=list(self.transcript),
             steps=steps,
             final_protocol=self.final_protocol,

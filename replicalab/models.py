@@ -500,11 +500,21 @@ class LabManagerObservation(Contract):
     suggestion: AlternativeSuggestion | None = None
 
 
-# --------------------------------------------------------------------------- judge and logs
+# --------------------------------------------------------------------------- the judge
+
+
+ALL_CHECKS_BONUS = 1.0
+"""The judge's bonus to a plan that passes all seven checks (with a positive base)."""
+EFFICIENCY_BONUS = 0.25
+"""The judge's bonus per round left unused at agreement, to a plan that earns `ALL_CHECKS_BONUS`."""
 
 
 class RewardBreakdown(Contract):
-    """The judge's scores of a final protocol; `total` = 10·r·f·f·p + bonuses − penalties."""
+    """The judge's scores of a final protocol; `total` = 10·r·f·f·p + bonuses − penalties.
+
+    The judge always pays its own bonuses (`ALL_CHECKS_BONUS`, `EFFICIENCY_BONUS`), so `total`
+    is the benchmark's score whatever reward config an episode was played with.
+    """
 
     rigor: float = Field(ge=0.0, le=1.0)
     feasibility: float = Field(ge=0.0, le=1.0)
@@ -518,6 +528,54 @@ class RewardBreakdown(Contract):
 
 
 Verdict = Literal["agreement", "accept_without_consent", "round_limit", "truncated"]
+
+
+# --------------------------------------------------------------------------- reward configs
+
+PotentialKind = Literal["none", "judge_total", "feasibility"]
+
+
+class JudgeExponents(Contract):
+    """Exponents on the judge's scores inside the terminal reward (1 = as the judge weighs it)."""
+
+    rigor: float = Field(default=1.0, ge=0.0)
+    feasibility: float = Field(default=1.0, ge=0.0)
+    fidelity: float = Field(default=1.0, ge=0.0)
+    parsimony: float = Field(default=1.0, ge=0.0)
+
+
+class Penalties(Contract):
+    """Magnitudes (positive) of the named penalties; each enters the reward negated."""
+
+    invalid_action: float = Field(default=0.0, ge=0.0)  # malformed or illegal move
+    stalling: float = Field(default=0.0, ge=0.0)  # the agent repeats its previous move exactly
+    hallucinated_resource: float = Field(default=0.0, ge=0.0)  # per requested item the lab lacks
+    regression: float = Field(default=0.0, ge=0.0)  # new protocol fails more dimensions
+    no_agreement: float = Field(default=0.0, ge=0.0)  # to both, when the episode ends without one
+    accept_without_consent: float = Field(default=0.0, ge=0.0)  # Scientist accepts over objection
+    misreport: float = Field(default=0.0, ge=0.0)  # per Lab Manager flag unlike the grounded check
+
+
+class RewardConfig(Contract):
+    """Every term of the reward (`replicalab.rewards` pays them); an `EpisodeLog` records it whole.
+
+    It prices the return only: the judge's score of an agreed protocol (`RewardBreakdown.total`)
+    does not depend on it.
+    """
+
+    name: NonEmptyStr
+    judge_scale: float = Field(default=1.0, ge=0.0)  # multiplies the terminal judge reward
+    judge_exponents: JudgeExponents = Field(default_factory=JudgeExponents)
+    all_checks_bonus: float = Field(default=ALL_CHECKS_BONUS, ge=0.0)  # paid where the judge pays its own
+    efficiency_bonus: float = Field(default=0.0, ge=0.0)  # per unused round, likewise
+    penalties: Penalties = Field(default_factory=Penalties)
+    step_cost: float = Field(default=0.0, ge=0.0)  # charged to the acting agent every turn
+    potential: PotentialKind = "none"
+    gamma: float = Field(default=1.0, gt=0.0, le=1.0)  # discount inside the shaping term
+    terminal_potential: Literal["zero", "value"] = "zero"  # Φ of a terminal state
+
+
+# --------------------------------------------------------------------------- logs
 
 
 class StepRecord(Contract):
@@ -543,7 +601,7 @@ class EpisodeLog(Contract):
     difficulty: str
     scenario_id: str
     max_rounds: int
-    reward_config: str  # name of the RewardConfig used
+    reward_config: RewardConfig  # the whole config the episode was played with
     transcript: list[ConversationEntry]
     steps: list[StepRecord]
     final_protocol: Protocol | None

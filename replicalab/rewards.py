@@ -2,8 +2,9 @@
 
 The episode reports each agent turn as a `Transition`; `reward_components(config, transition)`
 turns it into named components per agent, and a step's reward is the sum of its components.
-A `RewardConfig` chooses every term, so an experiment names its reward by a preset or a JSON
-file instead of editing code.
+A `RewardConfig` (a contract of `replicalab.models`, re-exported here with `JudgeExponents` and
+`Penalties`) chooses every term, so an experiment names its reward by a preset or a JSON file
+instead of editing code, and every `EpisodeLog` records the whole config it was played with.
 
 Conventions
 -----------
@@ -15,11 +16,13 @@ Conventions
   agreement both agents receive the same `judge` reward; an episode that ends without one
   (`accept_without_consent`, `round_limit`, `truncated`) gives both `no_agreement`, and the
   Scientist, who accepted over an objection, also `accept_without_consent`.
-- Judge reward: `judge_scale · (10 · r^a · f^b · i^c · p^d + Σ bonuses - Σ penalties)` with the
-  exponents of `judge_exponents`; all exponents 1 and scale 1 give `compute_total_reward`. An
-  exponent of 0 drops that axis. The bonuses are the judge's (`all_checks_bonus`, and
-  `efficiency_bonus` per unused round), so the episode builds the final breakdown with this
-  config and the rounds used.
+- Judge reward: `judge_scale · (10 · r^a · f^b · i^c · p^d + bonuses - Σ penalties)` with the
+  exponents of `judge_exponents`, where bonuses = `all_checks_bonus + efficiency_bonus · unused
+  rounds` if the judge's breakdown earned its all-checks bonus, else 0. The breakdown itself is
+  always the judge's own (its bonuses at the judge's amounts), so its `total`, the score a table
+  reports, does not depend on the config: a config prices only the return. All exponents 1,
+  scale 1 and the judge's bonus amounts give `compute_total_reward`; an exponent of 0 drops that
+  axis.
 - Shaping (Ng, Harada & Russell 1999): `F = gamma·Φ(s') - Φ(s)`, paid to the Scientist on each of
   its turns and on the terminal transition whoever makes it. Φ is a function of the protocol on
   the table (`potential`), so only the Scientist's moves change it; the episode computes Φ before
@@ -38,7 +41,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from replicalab.judge import (
-    ALL_CHECKS_BONUS,
+    ALL_CHECKS,
     BASE_SCALE,
     EFFICIENCY_BONUS,
     build_reward_breakdown,
@@ -47,52 +50,33 @@ from replicalab.judge import (
 from replicalab.models import (
     Contract,
     FeasibilityCheckResult,
-    NonEmptyStr,
+    JudgeExponents,
+    Penalties,
+    PotentialKind,
     Protocol,
     RewardBreakdown,
+    RewardConfig,
     Verdict,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
 
+__all__ = [
+    "PRESETS",
+    "Agent",
+    "JudgeExponents",
+    "Penalties",
+    "PotentialKind",
+    "RewardConfig",
+    "Transition",
+    "get_preset",
+    "judge_reward",
+    "potential",
+    "reward_components",
+    "shaping",
+]
+
 Agent = Literal["scientist", "lab_manager"]
-PotentialKind = Literal["none", "judge_total", "feasibility"]
 _NO_AGREEMENT: frozenset[str] = frozenset({"accept_without_consent", "round_limit", "truncated"})
-
-
-class JudgeExponents(Contract):
-    """Exponents on the judge's scores inside the terminal reward (1 = as the judge weighs it)."""
-
-    rigor: float = Field(default=1.0, ge=0.0)
-    feasibility: float = Field(default=1.0, ge=0.0)
-    fidelity: float = Field(default=1.0, ge=0.0)
-    parsimony: float = Field(default=1.0, ge=0.0)
-
-
-class Penalties(Contract):
-    """Magnitudes (positive) of the named penalties; each enters the reward negated."""
-
-    invalid_action: float = Field(default=0.0, ge=0.0)  # malformed or illegal move
-    stalling: float = Field(default=0.0, ge=0.0)  # the agent repeats its previous move exactly
-    hallucinated_resource: float = Field(default=0.0, ge=0.0)  # per requested item the lab lacks
-    regression: float = Field(default=0.0, ge=0.0)  # new protocol fails more dimensions
-    no_agreement: float = Field(default=0.0, ge=0.0)  # to both, when the episode ends without one
-    accept_without_consent: float = Field(default=0.0, ge=0.0)  # Scientist accepts over objection
-    misreport: float = Field(default=0.0, ge=0.0)  # per Lab Manager flag unlike the grounded check
-
-
-class RewardConfig(Contract):
-    """Every term of the reward; serialisable, and an `EpisodeLog` records its `name`."""
-
-    name: NonEmptyStr
-    judge_scale: float = Field(default=1.0, ge=0.0)  # multiplies the terminal judge reward
-    judge_exponents: JudgeExponents = Field(default_factory=JudgeExponents)
-    all_checks_bonus: float = Field(default=ALL_CHECKS_BONUS, ge=0.0)  # judge bonus, feasible plan
-    efficiency_bonus: float = Field(default=0.0, ge=0.0)  # judge bonus per unused round
-    penalties: Penalties = Field(default_factory=Penalties)
-    step_cost: float = Field(default=0.0, ge=0.0)  # charged to the acting agent every turn
-    potential: PotentialKind = "none"
-    gamma: float = Field(default=1.0, gt=0.0, le=1.0)  # discount inside the shaping term
-    terminal_potential: Literal["zero", "value"] = "zero"  # Φ of a terminal state
 
 
 PRESETS: dict[str, RewardConfig] = {
@@ -140,6 +124,7 @@ class Transition(Contract):
     terminal: bool = False
     verdict: Verdict | None = None  # set exactly when terminal
     breakdown: RewardBreakdown | None = None  # the judge on the agreed protocol
+    unused_rounds: int = Field(default=0, ge=0)  # rounds left at agreement (`efficiency_bonus`)
 
     @model_validator(mode="after")
     def _ending_is_consistent(self) -> Transition:
@@ -150,8 +135,9 @@ class Transition(Contract):
         return self
 
 
-def judge_reward(config: RewardConfig, breakdown: RewardBreakdown) -> float:
-    """The terminal reward for `breakdown` under `config`'s exponents and scale."""
+def judge_reward(config: RewardConfig, breakdown: RewardBreakdown, unused_rounds: int = 0) -> float:
+    """The terminal reward for the judge's `breakdown` under `config`: its exponents, scale and
+    bonus amounts (the bonuses paid where the judge earned its all-checks bonus)."""
     e = config.judge_exponents
     b = breakdown
     base = BASE_SCALE * (
@@ -160,7 +146,10 @@ def judge_reward(config: RewardConfig, breakdown: RewardBreakdown) -> float:
         * math.pow(b.fidelity, e.fidelity)
         * math.pow(b.parsimony, e.parsimony)
     )
-    extras = sum(b.bonuses.values()) - sum(b.penalties.values())
+    bonuses = 0.0
+    if ALL_CHECKS in b.bonuses:
+        bonuses = config.all_checks_bonus + config.efficiency_bonus * unused_rounds
+    extras = bonuses - sum(b.penalties.values())
     return config.judge_scale * (base + extras)
 
 
@@ -180,7 +169,7 @@ def potential(
         return 0.0
     if config.potential == "feasibility":
         return feasibility_score(protocol, scenario, check)
-    return judge_reward(config, build_reward_breakdown(protocol, scenario, check, config=config))
+    return judge_reward(config, build_reward_breakdown(protocol, scenario, check))
 
 
 def shaping(config: RewardConfig, transition: Transition) -> float:
@@ -222,7 +211,7 @@ def reward_components(config: RewardConfig, transition: Transition) -> dict[str,
             scientist["shaping"] = value
     verdict = t.verdict
     if verdict == "agreement" and t.breakdown is not None:
-        value = judge_reward(config, t.breakdown)
+        value = judge_reward(config, t.breakdown, t.unused_rounds)
         if value:
             scientist["judge"] = lab_manager["judge"] = value
     elif verdict in _NO_AGREEMENT:

@@ -78,8 +78,8 @@ def test_accept_with_consent_is_an_agreement_paid_to_both(template: str, difficu
     assert ep.terminated and not ep.truncated and ep.verdict == "agreement"
     assert ep.final_protocol == good_plan(pack)
     assert ep.breakdown is not None
-    paid = judge_reward(ep.reward_config, ep.breakdown)
-    assert paid > 0
+    paid = judge_reward(ep.reward_config, ep.breakdown, unused_rounds=4)
+    assert paid > 0 and paid == ep.breakdown.total  # the default preset prices bonuses as the judge
     assert outcome.components[SCIENTIST]["judge"] == outcome.components[LAB_MANAGER]["judge"] == paid
     assert outcome.rewards[SCIENTIST] == outcome.rewards[LAB_MANAGER] == paid
     log = ep.to_log()
@@ -130,12 +130,7 @@ def test_accepting_the_grounded_suggestion_adopts_it() -> None:
     assert ep.final_protocol == suggested
     assert ep.protocol == bad_plan(PACK)  # the table keeps the Scientist's own last proposal
     expected = build_reward_breakdown(
-        suggested,
-        PACK,
-        check_feasibility(suggested, PACK),
-        config=ep.reward_config,
-        rounds_used=2,
-        max_rounds=6,
+        suggested, PACK, check_feasibility(suggested, PACK), rounds_used=2, max_rounds=6
     )
     assert ep.breakdown == expected
     assert ep.to_log().final_protocol == suggested
@@ -149,9 +144,7 @@ def test_accepting_a_learned_suggestion_scores_that_protocol() -> None:
     ep.step(stance(ep, LabManagerActionType.SUGGEST_ALTERNATIVE, suggested=own))
     ep.step(ACCEPT)
     assert ep.verdict == "agreement" and ep.final_protocol == own
-    assert ep.breakdown == build_reward_breakdown(
-        own, PACK, config=ep.reward_config, rounds_used=2, max_rounds=6
-    )
+    assert ep.breakdown == build_reward_breakdown(own, PACK, rounds_used=2, max_rounds=6)
 
 
 # --------------------------------------------------------------------------- legality

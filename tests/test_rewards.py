@@ -188,7 +188,7 @@ def test_potential_values() -> None:
         assert potential(get_preset(name), None, PACK) == 0.0
     assert potential(get_preset("default"), plan, PACK) == 0.0
     shaped = get_preset("potential")
-    judged = judge_reward(shaped, build_reward_breakdown(plan, PACK, config=shaped))
+    judged = judge_reward(shaped, build_reward_breakdown(plan, PACK))
     assert potential(shaped, plan, PACK) == potential(shaped, plan, PACK, check) == judged
     feasible = RewardConfig(name="f", potential="feasibility")
     assert potential(feasible, plan, PACK, check) == feasibility_score(plan, PACK) == 1.0

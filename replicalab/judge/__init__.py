@@ -1,6 +1,6 @@
 """The deterministic judge (the seed's scoring): four scores, a total, and an explanation.
 
-    build_reward_breakdown(protocol, scenario, check=None, *, config, rounds_used, max_rounds)
+    build_reward_breakdown(protocol, scenario, check=None, *, rounds_used, max_rounds)
     compute_total_reward(breakdown) = 10 · rigor · feasibility · fidelity · parsimony
                                       + Σ bonuses - Σ penalties
     explain(breakdown) -> str
@@ -9,9 +9,8 @@ Scores live in `scores`, per-scenario facts (cached per pack object) in `facts`.
 """
 
 from replicalab.judge.breakdown import (
-    ALL_CHECKS_BONUS,
+    ALL_CHECKS,
     BASE_SCALE,
-    EFFICIENCY_BONUS,
     build_reward_breakdown,
     compute_total_reward,
     explain,
@@ -20,8 +19,10 @@ from replicalab.judge.breakdown import (
     parsimony_score,
     rigor_score,
 )
+from replicalab.models import ALL_CHECKS_BONUS, EFFICIENCY_BONUS
 
 __all__ = [
+    "ALL_CHECKS",
     "ALL_CHECKS_BONUS",
     "BASE_SCALE",
     "EFFICIENCY_BONUS",

@@ -10,26 +10,29 @@ the bonuses are paid only to a plan that passes all seven checks and has a posit
 The judge has no penalties of its own (soft-constraint warnings are already a deduction inside
 feasibility, and counting them twice would make them loom larger than a failed check); the
 `penalties` field is summed and explained all the same, for breakdowns built by other judges.
-Amounts come from a `RewardConfig` when one is given, else from the defaults below (which the
-`default` preset shares).
+The amounts are the judge's own (`ALL_CHECKS_BONUS`, `EFFICIENCY_BONUS`), so the total is the same
+score whatever reward config an episode was played with; a `RewardConfig` prices the bonuses of
+the return (`replicalab.rewards.judge_reward`), reading from a breakdown whether they were earned.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from replicalab.agents.lab_manager_policy import check_feasibility
 from replicalab.judge import scores
 from replicalab.judge.facts import case_facts
-from replicalab.models import FeasibilityCheckResult, Protocol, RewardBreakdown, construct_from
+from replicalab.models import (
+    ALL_CHECKS_BONUS,
+    EFFICIENCY_BONUS,
+    FeasibilityCheckResult,
+    Protocol,
+    RewardBreakdown,
+    construct_from,
+)
 from replicalab.scenarios.types import NormalizedScenarioPack
 
-if TYPE_CHECKING:
-    from replicalab.rewards import RewardConfig
-
-ALL_CHECKS_BONUS = 1.0
-EFFICIENCY_BONUS = 0.25  # per unused round
 BASE_SCALE = 10.0
+ALL_CHECKS = "all_checks_pass"  # the bonuses' names in a breakdown
+EFFICIENCY = "efficiency"
 
 
 def rigor_score(protocol: Protocol, scenario: NormalizedScenarioPack) -> float:
@@ -59,12 +62,12 @@ def build_reward_breakdown(
     scenario: NormalizedScenarioPack,
     check: FeasibilityCheckResult | None = None,
     *,
-    config: RewardConfig | None = None,
     rounds_used: int | None = None,
     max_rounds: int | None = None,
 ) -> RewardBreakdown:
     """Score `protocol` in `scenario`; `check` must be the Lab Manager's check of this protocol
-    (computed here when not given, with the same result)."""
+    (computed here when not given, with the same result). The efficiency bonus needs both
+    `rounds_used` and `max_rounds`."""
     if check is None:
         check = check_feasibility(protocol, scenario)
     facts = case_facts(scenario)
@@ -78,14 +81,11 @@ def build_reward_breakdown(
     base = BASE_SCALE * r * f * fi * p
     bonuses: dict[str, float] = {}
     if base > 0.0 and check.feasible:
-        amount = ALL_CHECKS_BONUS if config is None else config.all_checks_bonus
-        if amount:
-            bonuses["all_checks_pass"] = amount
+        bonuses[ALL_CHECKS] = ALL_CHECKS_BONUS
         if rounds_used is not None and max_rounds is not None:
-            per_round = EFFICIENCY_BONUS if config is None else config.efficiency_bonus
             unused = max(0, max_rounds - rounds_used)
-            if per_round and unused:
-                bonuses["efficiency"] = per_round * unused
+            if unused:
+                bonuses[EFFICIENCY] = EFFICIENCY_BONUS * unused
     fields = {  # in declaration order, the cheapest way into `construct_from`
         "rigor": r,
         "feasibility": f,
