@@ -4,8 +4,8 @@ Regret means little without a reference point, so the oracle plays with full kno
 hidden reference spec, the lab's private facts and the judge's own case facts. It never guesses
 at a rule: every candidate protocol is scored by the real judge on the real Lab Manager check
 (`build_reward_breakdown` with `check_feasibility`) and priced by the episode's `RewardConfig`
-(`judge_reward`), and the oracle proposes the best one, then accepts once the Lab Manager
-consents.
+(`judge_reward`), and the oracle proposes the best one, then accepts once accepting would end in
+agreement (the Lab Manager consented to a plan that passes every check).
 
 The candidates are separable, which keeps the search small (about 30 judge calls a scenario):
 the texts (technique, controls, rationale) decide fidelity and parsimony, the numbers (sample
@@ -123,7 +123,8 @@ def _numbers(facts: CaseFacts) -> list[tuple[int, int]]:
 
 
 class OracleScientist:
-    """Proposes the best protocol it can find with full knowledge, then accepts on consent."""
+    """Proposes the best protocol it can find with full knowledge, then accepts on consent to a
+    plan that passes every check."""
 
     name = "oracle"
 
@@ -136,7 +137,7 @@ class OracleScientist:
         self._plan = None
 
     def act(self, episode: Episode) -> ScientistAction:
-        if episode.protocol is not None and episode.consented:
+        if episode.accept_would_agree:
             return _ACCEPT
         plan = self.plan(episode)
         kind = (

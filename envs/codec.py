@@ -21,9 +21,9 @@ what exists in this scenario. An element that picks a masked-out value is refuse
 Lab Manager structured action: `Discrete(4)`, the stance (report_feasibility,
 suggest_alternative, reject, accept). The flags, explanation and suggested protocol are the
 grounded check's, so a structured Lab Manager chooses what to say, never misstates the facts;
-stances the facts do not allow (accept an infeasible protocol, suggest with no suggestion) are
-masked out. A free-form Lab Manager (pydantic/dict/JSON) may say anything and is penalised for
-misreports by the episode.
+stances the facts do not allow (accept an infeasible protocol; suggest when the grounded fixer
+has no suggestion, or only the protocol already on the table) are masked out. A free-form Lab
+Manager (pydantic/dict/JSON) may say anything and is penalised for misreports by the episode.
 """
 
 from __future__ import annotations
@@ -351,7 +351,7 @@ class ScientistCodec:
 
 
 # The legal stances (report, suggest, reject, accept): none off-turn, only a report with nothing
-# on the table, else by (a suggestion exists, the protocol is feasible).
+# on the table, else by (a suggestion that changes the protocol exists, the protocol is feasible).
 _OFF_TURN = (0, 0, 0, 0)
 _NO_PROTOCOL = (1, 0, 0, 0)
 _ON_THE_TABLE = {(s, f): (1, int(s), int(not f), int(f)) for s in (False, True) for f in (False, True)}
@@ -367,7 +367,9 @@ def _lab_manager_legal(episode: Episode, any_turn: bool) -> tuple[int, ...]:
     check = episode.check  # set exactly when a protocol is on the table
     if check is None:
         return _NO_PROTOCOL
-    return _ON_THE_TABLE[episode.suggestion is not None, check.feasible]
+    suggestion = episode.suggestion
+    offers = suggestion is not None and suggestion.revised_protocol != episode.protocol
+    return _ON_THE_TABLE[offers, check.feasible]
 
 
 def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:

@@ -18,14 +18,14 @@ def fake_llm(messages: list[dict[str, str]]) -> str:
     if calls["n"] == 1:
         return "Sure! Here is my plan: {sample_size: 8,}"  # not JSON: the parser says so
     prompt = messages[1]["content"]
-    if "lab_manager (suggest_alternative)" in prompt or "lab_manager (accept)" in prompt:
-        return '```json\n{"action_type": "accept"}\n```'  # accepting adopts a suggestion
+    if "lab_manager (accept)" in prompt or "The revised plan passes every check." in prompt:
+        return '```json\n{"action_type": "accept"}\n```'  # accepting adopts a passing suggestion
     plan = {
         "action_type": "propose_protocol",
-        "sample_size": 6,
+        "sample_size": 12,
         "duration_days": 3,
         "technique": "independent re-run of the published method",
-        "controls": ["baseline comparison"],
+        "controls": ["baseline comparison", "second-referee code audit"],
         "rationale": "Smallest plan that still tests the claim.",
     }
     return f"My proposal:\n{json.dumps(plan)}"

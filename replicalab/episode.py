@@ -5,19 +5,24 @@ once: an action that cannot be parsed or is not legal now becomes an `ActionErro
 actor its turn and a penalty, and is logged; stepping a finished episode raises
 `EpisodeOverError`; the masks of a finished episode are all false.
 
-Agreement (spec §6): the Scientist's `accept` ends the episode. It is an agreement when the Lab
-Manager's latest response consented to the protocol on the table — `accept`, a
-`suggest_alternative` (accepting adopts the suggested protocol), or a `report_feasibility`
-whose flags all pass. Accepting over an objection ends the episode without agreement.
-Reaching the round limit without agreement terminates with verdict `round_limit`; the optional
-`step_cap` truncates (verdict `truncated`).
+Agreement: the Scientist's `accept` ends the episode. The Lab Manager's latest answer may
+consent — `accept` or a `report_feasibility` whose flags all pass consent to the protocol on the
+table, a `suggest_alternative` to its suggested protocol, which accepting adopts. The episode
+ends in agreement only when the answer consented AND the plan it consented to (the final
+protocol) passes every hard check, by the grounded `check_feasibility`: only then does the judge
+pay. Accepting a consent to a failing plan (a counter-proposal that still fails, or a Lab
+Manager that misreported) ends it with verdict `accept_infeasible`; the Scientist can adopt such
+a counter-proposal with `revise_protocol` instead, to negotiate on. Accepting over an objection
+(`reject`, a `report_feasibility` with a failing flag, a refused answer) ends it with
+`accept_without_consent`. Reaching the round limit without agreement terminates with verdict
+`round_limit`; the optional `step_cap` truncates (verdict `truncated`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from operator import ne
+from operator import lt, ne
 
 from pydantic import ValidationError
 
@@ -220,6 +225,8 @@ class Episode:
         self._turns: list[_Turn] = []
         self._questions: list[str] = []
         self._previous: dict[str, ScientistAction | LabManagerAction] = {}
+        self._answered: _Grounded | None = None  # the grounded view at the Lab Manager's last answer
+        self._suggested_check: FeasibilityCheckResult | None = None  # of its last suggestion
         self._phi = 0.0
 
     # ------------------------------------------------------------------ views
@@ -389,7 +396,7 @@ class Episode:
         if kind is ScientistActionType.REQUEST_INFO:
             self._questions = list(action.questions)
             self._say(SCIENTIST, move, "Questions: " + " ".join(action.questions))
-            return self._transition(SCIENTIST, action_type=move, repeated=repeated)
+            return self._transition(SCIENTIST, action_type=move, stalled=repeated)
         before = self._grounded.check.flags.count(False) if self._grounded else None
         protocol = action.to_protocol()
         lab_action, check, suggestion = respond(protocol, self.scenario)
@@ -405,7 +412,7 @@ class Episode:
         return self._transition(
             SCIENTIST,
             action_type=move,
-            repeated=repeated,
+            stalled=repeated,
             hallucinated_items=sum(1 for name in requested if name.lower() not in known),
             failing_before=before,
             failing_after=check.flags.count(False),
@@ -413,36 +420,45 @@ class Episode:
             phi_after=self._phi,
         )
 
-    @property
-    def consented(self) -> bool:
-        """Whether the Lab Manager's latest answer consents to the protocol on the table."""
+    def _consent(self) -> tuple[Protocol, FeasibilityCheckResult] | None:
+        """The plan the Lab Manager's latest answer consents to, with its grounded check (None
+        without consent): the protocol on the table, or the suggested one."""
         last = self.last_lab_action
         if last is None:
-            return False
-        if last.action_type is LabManagerActionType.REPORT_FEASIBILITY:
-            return last.feasible
-        return last.action_type in (
-            LabManagerActionType.ACCEPT,
-            LabManagerActionType.SUGGEST_ALTERNATIVE,
-        )
+            return None
+        kind = last.action_type
+        if kind is LabManagerActionType.SUGGEST_ALTERNATIVE:
+            assert last.suggested_protocol is not None and self._suggested_check is not None
+            return last.suggested_protocol, self._suggested_check
+        if kind is LabManagerActionType.ACCEPT or (
+            kind is LabManagerActionType.REPORT_FEASIBILITY and last.feasible
+        ):
+            assert self.protocol is not None and self._grounded is not None  # an answer to a protocol
+            return self.protocol, self._grounded.check
+        return None
+
+    @property
+    def consented(self) -> bool:
+        """Whether the Lab Manager's latest answer consents to a plan (it may fail a check)."""
+        return self._consent() is not None
+
+    @property
+    def accept_would_agree(self) -> bool:
+        """Whether the Scientist's `accept` now would end in agreement: the Lab Manager consented
+        to a plan that passes every check."""
+        consent = self._consent()
+        return consent is not None and consent[1].feasible
 
     def _accept(self) -> Transition:
-        assert self.protocol is not None
+        assert self.protocol is not None and self._grounded is not None
         self.terminated = True
-        last = self.last_lab_action
-        final, check = self.protocol, self.check
-        if self.consented:
-            self.verdict = "agreement"
-            if last is not None and last.suggested_protocol is not None:
-                final = last.suggested_protocol
-                grounded = self.suggestion
-                check = (
-                    grounded.post_check
-                    if grounded and grounded.revised_protocol == final
-                    else check_feasibility(final, self.scenario)
-                )
-        else:
+        consent = self._consent()
+        if consent is None:
             self.verdict = "accept_without_consent"
+            final, check = self.protocol, self._grounded.check
+        else:
+            final, check = consent
+            self.verdict = "agreement" if check.feasible else "accept_infeasible"
         self.final_protocol = final
         self.breakdown = build_reward_breakdown(
             final,
@@ -451,10 +467,10 @@ class Episode:
             rounds_used=self.round_number,
             max_rounds=self.max_rounds,
         )
+        last = self.last_lab_action
+        adopted = consent is not None and last is not None and last.suggested_protocol is not None
         self._say(
-            SCIENTIST,
-            _ACCEPT,
-            "Accepts the " + ("suggested protocol." if final is not self.protocol else "protocol."),
+            SCIENTIST, _ACCEPT, "Accepts the suggested protocol." if adopted else "Accepts the protocol."
         )
         return self._transition(
             SCIENTIST,
@@ -466,9 +482,29 @@ class Episode:
             unused_rounds=max(0, self.max_rounds - self.round_number),
         )
 
+    def _check_of_suggestion(self, suggested: Protocol, grounded: _Grounded) -> FeasibilityCheckResult:
+        """The grounded check of a suggested protocol, reusing the checks already made."""
+        offer = grounded.suggestion
+        if offer is not None and suggested == offer.revised_protocol:
+            return offer.post_check
+        if suggested == self.protocol:
+            return grounded.check
+        return check_feasibility(suggested, self.scenario)
+
+    def _lab_manager_stalls(self, action: LabManagerAction, grounded: _Grounded | None) -> bool:
+        """Whether `action` repeats the Lab Manager's previous answer although the grounded answer
+        has changed since (it ignores the Scientist's new move). The reference Lab Manager answers
+        what is on the table, so repeating itself is never stalling for it."""
+        answered, self._answered = self._answered, grounded
+        if not self._repeats(LAB_MANAGER, action) or answered is grounded:
+            return False
+        return answered is None or grounded is None or answered.response != grounded.response
+
     def _lab_manager_move(self, action: LabManagerAction) -> Transition:
+        grounded = self._grounded
         misreported = 0
-        if self._grounded is not None:
+        self._suggested_check = None
+        if grounded is not None:
             reported = (
                 action.protocol_ok,
                 action.budget_ok,
@@ -478,8 +514,14 @@ class Episode:
                 action.staff_ok,
                 action.policy_ok,
             )  # in FEASIBILITY_DIMENSIONS order, like `flags`
-            misreported = sum(map(ne, reported, self._grounded.check.flags))
-        repeated = self._repeats(LAB_MANAGER, action)
+            misreported = sum(map(ne, reported, grounded.check.flags))
+            suggested = action.suggested_protocol
+            if suggested is not None:
+                check = self._suggested_check = self._check_of_suggestion(suggested, grounded)
+                # the lab's own offer: its suggestion, or the protocol on the table when that passes
+                offer = grounded.suggestion.post_check if grounded.suggestion else grounded.check
+                misreported += sum(map(lt, check.flags, offer.flags))  # fails where the offer passes
+        stalled = self._lab_manager_stalls(action, grounded)
         self.last_lab_action = action
         message = action.explanation
         if action.suggested_protocol is not None:
@@ -493,7 +535,7 @@ class Episode:
         return self._transition(
             LAB_MANAGER,
             action_type=stance,
-            repeated=repeated,
+            stalled=stalled,
             misreported_flags=misreported,
             terminal=self.terminated,
             verdict=self.verdict,

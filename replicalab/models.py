@@ -527,7 +527,10 @@ class RewardBreakdown(Contract):
     notes: list[str] = Field(default_factory=list)  # one line per deduction, for explain()
 
 
-Verdict = Literal["agreement", "accept_without_consent", "round_limit", "truncated"]
+Verdict = Literal["agreement", "accept_without_consent", "accept_infeasible", "round_limit", "truncated"]
+"""How an episode ended: `agreement` (the Lab Manager consented and the final protocol passes every
+check); `accept_without_consent` (the Scientist accepted over an objection); `accept_infeasible`
+(it accepted a consent to a plan that fails a check); `round_limit`; `truncated` (step cap)."""
 
 
 # --------------------------------------------------------------------------- reward configs
@@ -548,12 +551,12 @@ class Penalties(Contract):
     """Magnitudes (positive) of the named penalties; each enters the reward negated."""
 
     invalid_action: float = Field(default=0.0, ge=0.0)  # malformed or illegal move
-    stalling: float = Field(default=0.0, ge=0.0)  # the agent repeats its previous move exactly
+    stalling: float = Field(default=0.0, ge=0.0)  # the agent stalls (see `replicalab.rewards`)
     hallucinated_resource: float = Field(default=0.0, ge=0.0)  # per requested item the lab lacks
     regression: float = Field(default=0.0, ge=0.0)  # new protocol fails more dimensions
     no_agreement: float = Field(default=0.0, ge=0.0)  # to both, when the episode ends without one
     accept_without_consent: float = Field(default=0.0, ge=0.0)  # Scientist accepts over objection
-    misreport: float = Field(default=0.0, ge=0.0)  # per Lab Manager flag unlike the grounded check
+    misreport: float = Field(default=0.0, ge=0.0)  # per flag unlike the grounded check (see rewards)
 
 
 class RewardConfig(Contract):

@@ -14,8 +14,10 @@ Conventions
 - Who is paid: per-turn terms (step cost, invalid action, stalling, hallucinated resource,
   regression, misreport) go to the agent that acted. The game is cooperative: at a terminal
   agreement both agents receive the same `judge` reward; an episode that ends without one
-  (`accept_without_consent`, `round_limit`, `truncated`) gives both `no_agreement`, and the
-  Scientist, who accepted over an objection, also `accept_without_consent`.
+  (`accept_without_consent`, `accept_infeasible`, `round_limit`, `truncated`) gives both
+  `no_agreement`, and the Scientist, who accepted over an objection, also
+  `accept_without_consent` (not for `accept_infeasible`: the Lab Manager consented, to a plan
+  that fails a check).
 - Judge reward: `judge_scale · (10 · r^a · f^b · i^c · p^d + bonuses - Σ penalties)` with the
   exponents of `judge_exponents`, where bonuses = `all_checks_bonus + efficiency_bonus · unused
   rounds` if the judge's breakdown earned its all-checks bonus, else 0. The breakdown itself is
@@ -23,6 +25,17 @@ Conventions
   reports, does not depend on the config: a config prices only the return. All exponents 1,
   scale 1 and the judge's bonus amounts give `compute_total_reward`; an exponent of 0 drops that
   axis.
+- Stalling: the Scientist stalls when it repeats its own previous move exactly. The Lab Manager
+  answers what is on the table, so repeating itself is right when the table has not changed: it
+  stalls when it repeats its previous answer although the grounded answer has changed since
+  (it ignores the Scientist's new move). The grounded answer is a function of the table, so the
+  reference Lab Manager never stalls.
+- Misreport: one unit per flag of the Lab Manager's answer unlike the grounded check of the
+  protocol on the table; a `suggest_alternative` also counts each dimension its suggested
+  protocol fails that the lab's own offer passes (the grounded suggestion's revised protocol,
+  or the protocol on the table when that passes). So a Lab Manager that accepts a failing plan
+  (an accept claims all seven flags) or suggests a plan worse than the lab can offer is charged,
+  and the reference Lab Manager, whose flags and suggestions are the grounded ones, never is.
 - Shaping (Ng, Harada & Russell 1999): `F = gamma·Φ(s') - Φ(s)`, paid to the Scientist on each of
   its turns and on the terminal transition whoever makes it. Φ is a function of the protocol on
   the table (`potential`), so only the Scientist's moves change it; the episode computes Φ before
@@ -30,7 +43,7 @@ Conventions
   which leaves optimal policies unchanged; over the k shaping steps of an episode the discounted
   sum Σ gamma^t·F_t telescopes to gamma^k·Φ(s_k) - Φ(s_0), i.e. -Φ(s_0) under the zero convention.
 - Regression is charged when a proposal or revision fails more of the seven dimensions than the
-  protocol it replaces; stalling when an agent repeats its own previous move exactly.
+  protocol it replaces.
 """
 
 from __future__ import annotations
@@ -76,7 +89,9 @@ __all__ = [
 ]
 
 Agent = Literal["scientist", "lab_manager"]
-_NO_AGREEMENT: frozenset[str] = frozenset({"accept_without_consent", "round_limit", "truncated"})
+_NO_AGREEMENT: frozenset[str] = frozenset(
+    {"accept_without_consent", "accept_infeasible", "round_limit", "truncated"}
+)
 
 
 PRESETS: dict[str, RewardConfig] = {
@@ -114,11 +129,11 @@ class Transition(Contract):
     agent: Agent
     action_type: str | None = None
     error_code: str | None = None  # set when the move was malformed or illegal
-    repeated: bool = False  # the agent's move equals its previous move
+    stalled: bool = False  # the agent stalled (the module docstring gives each agent's rule)
     hallucinated_items: int = Field(default=0, ge=0)  # requested items the lab does not list
     failing_before: int | None = None  # failing dimensions of the replaced protocol (proposals)
     failing_after: int | None = None  # failing dimensions of the new protocol (proposals)
-    misreported_flags: int = Field(default=0, ge=0)  # Lab Manager flags unlike the grounded check
+    misreported_flags: int = Field(default=0, ge=0)  # Lab Manager misreports (see the module docstring)
     phi_before: float = 0.0  # Φ of the protocol on the table before the turn
     phi_after: float = 0.0  # Φ after the turn (before the terminal convention applies)
     terminal: bool = False
@@ -196,7 +211,7 @@ def reward_components(config: RewardConfig, transition: Transition) -> dict[str,
         actor["step_cost"] = -config.step_cost
     if t.error_code is not None and p.invalid_action:
         actor["invalid_action"] = -p.invalid_action
-    if t.repeated and p.stalling:
+    if t.stalled and p.stalling:
         actor["stalling"] = -p.stalling
     if t.hallucinated_items and p.hallucinated_resource:
         actor["hallucinated_resource"] = -p.hallucinated_resource * t.hallucinated_items

@@ -184,7 +184,9 @@ def test_lab_manager_stance_mask_is_exact() -> None:
         else:
             assert mask.tolist() == [
                 1,
-                int(episode.suggestion is not None),
+                int(
+                    episode.suggestion is not None and episode.suggestion.revised_protocol != episode.protocol
+                ),
                 int(not check.feasible),
                 int(check.feasible),
             ]

@@ -170,7 +170,13 @@ def test_rewards_seen_through_last_sum_to_the_logged_totals(preset: str, policy:
             verdicts.add(log.verdict)
             for agent in env.possible_agents:
                 assert seen[agent] == pytest.approx(log.total_rewards[agent], abs=1e-9)
-    assert verdicts <= {"agreement", "accept_without_consent", "round_limit", "truncated"}
+    assert verdicts <= {
+        "agreement",
+        "accept_without_consent",
+        "accept_infeasible",
+        "round_limit",
+        "truncated",
+    }
     assert None not in verdicts
 
 

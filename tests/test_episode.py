@@ -118,8 +118,9 @@ def test_accept_after_reject_ends_without_consent() -> None:
 
 
 def test_accepting_the_grounded_suggestion_adopts_it() -> None:
+    long_plan = good_plan(PACK).model_copy(update={"duration_days": 400})  # the suggestion fixes it
     ep = new()
-    ep.step(propose(bad_plan(PACK)))
+    ep.step(propose(long_plan))
     reply = ep.grounded_lab_response()
     assert reply.action_type is LabManagerActionType.SUGGEST_ALTERNATIVE
     suggested = reply.suggested_protocol
@@ -128,7 +129,7 @@ def test_accepting_the_grounded_suggestion_adopts_it() -> None:
     ep.step(ACCEPT)
     assert ep.verdict == "agreement"
     assert ep.final_protocol == suggested
-    assert ep.protocol == bad_plan(PACK)  # the table keeps the Scientist's own last proposal
+    assert ep.protocol == long_plan  # the table keeps the Scientist's own last proposal
     expected = build_reward_breakdown(
         suggested, PACK, check_feasibility(suggested, PACK), rounds_used=2, max_rounds=6
     )

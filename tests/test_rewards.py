@@ -77,7 +77,7 @@ def test_presets_differ_as_documented() -> None:
 
 _PENALTY_TRIGGERS: dict[str, tuple[Transition, float]] = {
     "invalid_action": (_scientist(error_code="invalid_json"), 1.0),
-    "stalling": (_scientist(repeated=True), 1.0),
+    "stalling": (_scientist(stalled=True), 1.0),
     "hallucinated_resource": (_scientist(hallucinated_items=3), 3.0),
     "regression": (_scientist(failing_before=1, failing_after=3), 1.0),
     "misreport": (Transition(agent="lab_manager", misreported_flags=2), 2.0),
@@ -148,7 +148,7 @@ def test_step_cost_is_charged_to_the_actor() -> None:
 def test_sparse_pays_only_the_terminal_judge_reward() -> None:
     config = get_preset("sparse")
     busy = [t for t, _ in _PENALTY_TRIGGERS.values()] + [
-        _scientist(phi_before=1.0, phi_after=3.0, error_code="no_json", repeated=True),
+        _scientist(phi_before=1.0, phi_after=3.0, error_code="no_json", stalled=True),
         Transition(agent="lab_manager", terminal=True, verdict="round_limit"),
         _scientist(terminal=True, verdict="accept_without_consent"),
     ]
