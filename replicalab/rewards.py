@@ -36,12 +36,17 @@ Conventions
   or the protocol on the table when that passes). So a Lab Manager that accepts a failing plan
   (an accept claims all seven flags) or suggests a plan worse than the lab can offer is charged,
   and the reference Lab Manager, whose flags and suggestions are the grounded ones, never is.
-- Shaping (Ng, Harada & Russell 1999): `F = gamma·Φ(s') - Φ(s)`, paid to the Scientist on each of
-  its turns and on the terminal transition whoever makes it. Φ is a function of the protocol on
-  the table (`potential`), so only the Scientist's moves change it; the episode computes Φ before
-  and after the turn. With `terminal_potential="zero"` (default) Φ of a terminal state is 0,
-  which leaves optimal policies unchanged; over the k shaping steps of an episode the discounted
-  sum Σ gamma^t·F_t telescopes to gamma^k·Φ(s_k) - Φ(s_0), i.e. -Φ(s_0) under the zero convention.
+- Shaping (Ng, Harada & Russell 1999) lives on the Scientist's decisions: a decision is one
+  Scientist turn plus the Lab Manager's answer to it, since the Scientist acts again only after
+  that answer (the AEC env pays both through its next `last()`, the Gymnasium env in one step).
+  A Scientist turn pays `F = gamma·Φ(s') - Φ(s)`; a Lab Manager turn takes no step of the
+  Scientist's clock, so it pays `gamma·(Φ(s') - Φ(s))`, which is 0 unless it ends the episode
+  (Φ depends only on the protocol on the table, which only the Scientist changes). Φ of a
+  terminal state is 0 under `terminal_potential="zero"` (default; it leaves optimal policies
+  unchanged) and Φ of its protocol under `"value"`. So over the K Scientist decisions of any
+  episode, however it ends, `Σ_j gamma^j·F_j = gamma^K·Φ(s_K) - Φ(s_0)`, where `F_j` is the
+  shaping of decision j, `Φ(s_K)` the terminal potential and `Φ(s_0) = 0` (nothing is on the
+  table at the start): exactly 0 under "zero", `gamma^K·Φ(final protocol)` under "value".
 - Regression is charged when a proposal or revision fails more of the seven dimensions than the
   protocol it replaces.
 """
@@ -188,13 +193,16 @@ def potential(
 
 
 def shaping(config: RewardConfig, transition: Transition) -> float:
-    """F = gamma·Φ(s') - Φ(s) for this transition (0 when the config shapes nothing)."""
+    """The shaping term of this transition (0 when the config shapes nothing): gamma·Φ(s') - Φ(s)
+    for a Scientist turn, gamma·(Φ(s') - Φ(s)) for a Lab Manager turn (see the module docstring)."""
     if config.potential == "none":
         return 0.0
     after = transition.phi_after
     if transition.terminal and config.terminal_potential == "zero":
         after = 0.0
-    return config.gamma * after - transition.phi_before
+    if transition.agent == "scientist":
+        return config.gamma * after - transition.phi_before
+    return config.gamma * (after - transition.phi_before)
 
 
 def reward_components(config: RewardConfig, transition: Transition) -> dict[str, dict[str, float]]:

@@ -199,7 +199,8 @@ def _episode_transitions(
 ) -> tuple[list[Transition], list[float]]:
     """A random episode: Scientist turns change the protocol (or fail), Lab Manager turns answer.
 
-    Returns its transitions and the potentials of the states the shaping steps pass through.
+    Returns its transitions and the potentials of the states the Scientist's decisions pass
+    through (a decision is a Scientist turn and the answer to it), the terminal one last.
     """
     template, difficulty = COMBOS[index % len(COMBOS)]
     pack = generate_scenario(int(rng.integers(0, 1000)), template, difficulty)
@@ -238,8 +239,6 @@ def _episode_transitions(
                 verdict="round_limit" if terminal else None,
             )
         )
-        if terminal:
-            phis.append(phi)
     if config.terminal_potential == "zero":
         phis[-1] = 0.0
     return transitions, phis
@@ -254,11 +253,13 @@ def test_shaping_telescopes(kind: str, gamma: float, terminal: str) -> None:
     nonzero = 0
     for index in range(40):
         transitions, phis = _episode_transitions(config, rng, index)
-        paid = [
-            reward_components(config, t)["scientist"].get("shaping", 0.0)
-            for t in transitions
-            if t.agent == "scientist" or t.terminal
-        ]
+        paid: list[float] = []  # per Scientist decision
+        for t in transitions:
+            value = reward_components(config, t)["scientist"].get("shaping", 0.0)
+            if t.agent == "scientist":
+                paid.append(value)
+            else:
+                paid[-1] += value
         assert len(paid) == len(phis) - 1
         from_potentials = [gamma * phis[t + 1] - phis[t] for t in range(len(paid))]
         assert paid == pytest.approx(from_potentials, abs=1e-12)
