@@ -361,8 +361,8 @@ _LAB_MANAGER_MASKS: dict[tuple[int, ...], np.ndarray] = {
 }
 
 
-def _lab_manager_legal(episode: Episode, any_turn: bool) -> tuple[int, ...]:
-    if episode.done or not (any_turn or episode.agent_selection == LAB_MANAGER):
+def _lab_manager_legal(episode: Episode) -> tuple[int, ...]:
+    if episode.done or episode.agent_selection != LAB_MANAGER:
         return _OFF_TURN
     check = episode.check  # set exactly when a protocol is on the table
     if check is None:
@@ -372,9 +372,9 @@ def _lab_manager_legal(episode: Episode, any_turn: bool) -> tuple[int, ...]:
     return _ON_THE_TABLE[offers, check.feasible]
 
 
-def lab_manager_mask(episode: Episode, *, any_turn: bool = False) -> np.ndarray:
-    """Stances the facts allow, in `LAB_MANAGER_ACTION_TYPES` order (zero off-turn unless `any_turn`)."""
-    mask: np.ndarray = _LAB_MANAGER_MASKS[_lab_manager_legal(episode, any_turn)].copy()
+def lab_manager_mask(episode: Episode) -> np.ndarray:
+    """Stances the facts allow, in `LAB_MANAGER_ACTION_TYPES` order (all zero off-turn)."""
+    mask: np.ndarray = _LAB_MANAGER_MASKS[_lab_manager_legal(episode)].copy()
     return mask
 
 
@@ -386,7 +386,7 @@ def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | 
             code="invalid_action", message="lab_manager action must be one whole number in [0, 4)"
         )
     index = values[0]
-    if not _lab_manager_legal(episode, False)[index]:
+    if not _lab_manager_legal(episode)[index]:
         return ActionError(
             code="masked_action",
             message=f"{LAB_MANAGER_ACTION_TYPES[index].value} is masked out now",

@@ -4,7 +4,7 @@
 |---|---|
 | Import | `from envs import replicalab_v0` |
 | Actions | structured (default) or text |
-| Parallel API | yes (`replicalab_v0.parallel_env()`) |
+| Parallel API | yes (`replicalab_v0.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
 | Agents | `agents = ['scientist', 'lab_manager']` |
 | Action shape | scientist: `MultiDiscrete` of 61 components (flat mask of 182), or text (JSON); lab_manager: `Discrete(4)` |
 | Observation shape | `{"observation": Box(-1, 1, (F,), float32), "action_mask": Box(0, 1, (M,), int8)}`, plus `"prompt": Text` in text mode |
@@ -47,6 +47,9 @@ after `max_rounds` rounds; truncates at `step_cap` agent steps, when given.
 
 ## Version History
 * v0: initial release.
+* v0, parallel turns: a parallel step is one agent's turn (it was a whole round, whose Lab
+  Manager was judged against a mask it had not observed), so every action an observed mask
+  allows is accepted.
 """
 
 from __future__ import annotations
@@ -56,10 +59,9 @@ from typing import Any, ClassVar
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
-from envs import codec
 from envs.render import RENDER_MODES, check_render_mode, render
 from envs.session import Session
-from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, ActionError, Episode
+from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, Episode
 
 
 def env(**kwargs: Any) -> raw_env:
@@ -156,9 +158,10 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
 
 
 class parallel_raw_env(_Front, ParallelEnv[str, dict[str, Any], Any]):
-    """One parallel step is one round: the Scientist's move, then (if the episode goes on) the
-    Lab Manager's. Both act on the observations of the round's start; the Lab Manager's action
-    is interpreted against the protocol the Scientist has just put on the table."""
+    """One parallel step is one agent's turn, as in the AEC env: the agent to move acts, and the
+    other one, whose observed mask is all zero, may send anything (None included), which is
+    ignored. So every agent's action is judged against the mask it observed, and every action
+    that mask allows is accepted. Both agents stay live until the episode ends."""
 
     metadata: ClassVar[dict[str, Any]] = raw_env.metadata
 
@@ -172,15 +175,7 @@ class parallel_raw_env(_Front, ParallelEnv[str, dict[str, Any], Any]):
         self.session.start(seed, options)
         self.agents = list(AGENTS)
         infos = {agent: self.session.info(agent) for agent in self.agents}
-        return {agent: self._observe_round(agent) for agent in self.agents}, infos
-
-    def _observe_round(self, agent: str) -> dict[str, Any]:
-        """Both agents get their mask for the coming round, not only the one whose turn it is."""
-        obs = self.session.observe(agent)
-        episode = self.session.episode
-        if agent == LAB_MANAGER and episode is not None and not episode.done:
-            obs["action_mask"] = codec.lab_manager_mask(episode, any_turn=True)
-        return obs
+        return {agent: self.session.observe(agent) for agent in self.agents}, infos
 
     def step(
         self, actions: dict[str, Any]
@@ -188,28 +183,17 @@ class parallel_raw_env(_Front, ParallelEnv[str, dict[str, Any], Any]):
         episode = self.session.episode
         if episode is None or not self.agents:
             raise RuntimeError("step: reset() must be called before step(), and not after the end")
-        rewards = dict.fromkeys(self.agents, 0.0)
-        components: dict[str, dict[str, float]] = {agent: {} for agent in self.agents}
-        errors: dict[str, ActionError | None] = dict.fromkeys(self.agents)
-        for agent in AGENTS:
-            if episode.done:
-                break
-            outcome = episode.step(self.session.translate(agent, actions.get(agent)))
-            errors[agent] = outcome.error
-            for name in AGENTS:
-                rewards[name] += outcome.rewards[name]
-                for key, value in outcome.components.get(name, {}).items():
-                    components[name][key] = components[name].get(key, 0.0) + value
-        done = episode.done
-        observations = {agent: self._observe_round(agent) for agent in self.agents}
+        agent = episode.agent_selection
+        outcome = episode.step(self.session.translate(agent, actions.get(agent)))
+        observations = {name: self.session.observe(name) for name in self.agents}
         terminations = dict.fromkeys(self.agents, episode.terminated)
         truncations = dict.fromkeys(self.agents, episode.truncated)
-        infos = self.session.infos(components, errors)
-        if done:
+        infos = self.session.infos(outcome.components, {agent: outcome.error})
+        if episode.done:
             self.agents = []
         if self.render_mode == "human":
             self.render()
-        return observations, rewards, terminations, truncations, infos
+        return observations, outcome.rewards, terminations, truncations, infos
 
 
 def parallel_env(**kwargs: Any) -> parallel_raw_env:
