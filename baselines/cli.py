@@ -46,6 +46,7 @@ from baselines.oracle import OracleScientist
 from baselines.policies import SCIENTISTS, GroundedLabManager, LLMScientist
 from baselines.runner import Grid, PolicyFactory, Settings, run_grid
 from replicalab.agents.scientist_policy import GenerateFn
+from replicalab.episode import MIN_ROUNDS
 from replicalab.models import EpisodeLog
 from replicalab.rewards import PRESETS, RewardConfig, get_preset
 from replicalab.scenarios import available_scenario_families, generate_scenario
@@ -211,7 +212,9 @@ DifficultiesOpt = Annotated[
     typer.Option("--difficulties", "-d", help="Difficulties, comma-separated or repeated (default: all)."),
 ]
 FirstSeedOpt = Annotated[int, typer.Option(min=0, help="First scenario seed.")]
-MaxRoundsOpt = Annotated[int, typer.Option(min=1, help="Rounds before the negotiation ends.")]
+MaxRoundsOpt = Annotated[
+    int, typer.Option(min=MIN_ROUNDS, help="Rounds before the negotiation ends (a proposal, then an accept).")
+]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")]
 SeedsOpt = Annotated[int, typer.Option(min=1, help="Seeds per template × difficulty.")]
 

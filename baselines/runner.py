@@ -36,7 +36,7 @@ from pydantic import ValidationError
 
 from baselines.metrics import EpisodeDigest, digest
 from baselines.policies import GroundedLabManager, Policy, policy_stats, reset_policy
-from replicalab.episode import SCIENTIST, Episode, coerce_action
+from replicalab.episode import SCIENTIST, Episode, check_max_rounds, coerce_action
 from replicalab.models import EpisodeLog
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import (
@@ -103,6 +103,9 @@ class Settings:
     reward_config: RewardConfig = field(default_factory=lambda: get_preset("default"))
     max_rounds: int = DEFAULT_MAX_ROUNDS
     step_cap: int | None = None
+
+    def __post_init__(self) -> None:
+        check_max_rounds(self.max_rounds)  # refused before any episode is played
 
 
 @dataclass

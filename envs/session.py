@@ -26,7 +26,7 @@ from replicalab.agents.scientist_policy import (
     build_scientist_system_prompt,
     format_scientist_observation,
 )
-from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, coerce_action
+from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, check_max_rounds, coerce_action
 from replicalab.models import LabManagerAction, ScientistAction
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import (
@@ -74,9 +74,7 @@ class Session:
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode: must be one of {ACTION_MODES}, got {action_mode!r}")
         self.reward_config = get_preset(reward_config) if isinstance(reward_config, str) else reward_config
-        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or max_rounds < 1:
-            raise ValueError(f"max_rounds: must be a positive int, got {max_rounds!r}")
-        self.max_rounds = max_rounds
+        self.max_rounds = check_max_rounds(max_rounds)
         self.step_cap = step_cap
         self.action_mode = action_mode
         self.action_spaces: dict[str, spaces.Space[Any]] = {

@@ -16,6 +16,10 @@ a counter-proposal with `revise_protocol` instead, to negotiate on. Accepting ov
 (`reject`, a `report_feasibility` with a failing flag, a refused answer) ends it with
 `accept_without_consent`. Reaching the round limit without agreement terminates with verdict
 `round_limit`; the optional `step_cap` truncates (verdict `truncated`).
+
+`max_rounds` is at least 2 (`MIN_ROUNDS`): an agreement takes a proposal round and a later
+round whose Scientist accepts the answer, so a smaller limit could only waste the episode and
+is refused.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ LAB_MANAGER_ACTION_TYPES = tuple(LabManagerActionType)  # mask order
 
 
 _ACCEPT = ScientistActionType.ACCEPT.value  # the logged name of the move that ends an episode
+MIN_ROUNDS = 2  # a proposal round, then a round whose Scientist accepts the answer
 
 # The mask of the agent to move in a running episode: without, then with a protocol on the table.
 _LEGAL = {
@@ -89,6 +94,18 @@ class ActionError(Contract):
 
 class EpisodeOverError(RuntimeError):
     """Raised by `Episode.step` once the episode has terminated or been truncated."""
+
+
+def check_max_rounds(max_rounds: object) -> int:
+    """`max_rounds` if it is an int of at least `MIN_ROUNDS` (a smaller limit makes agreement
+    impossible), else a clear error naming it."""
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int):
+        raise TypeError(f"max_rounds: expected an int, got {type(max_rounds).__name__}")
+    if max_rounds < MIN_ROUNDS:
+        raise ValueError(
+            f"max_rounds: must be at least {MIN_ROUNDS} (a proposal round, then an accept), got {max_rounds}"
+        )
+    return max_rounds
 
 
 def describe_validation_error(error: ValidationError) -> str:
@@ -213,10 +230,7 @@ class Episode:
     def __post_init__(self) -> None:
         if not isinstance(self.scenario, NormalizedScenarioPack):
             raise TypeError(f"scenario: expected NormalizedScenarioPack, got {type(self.scenario)!r}")
-        if isinstance(self.max_rounds, bool) or not isinstance(self.max_rounds, int):
-            raise TypeError("max_rounds: expected an int")
-        if self.max_rounds < 1:
-            raise ValueError(f"max_rounds: must be at least 1, got {self.max_rounds}")
+        check_max_rounds(self.max_rounds)
         if self.step_cap is not None and self.step_cap < 1:
             raise ValueError(f"step_cap: must be at least 1 or None, got {self.step_cap}")
         if not isinstance(self.reward_config, RewardConfig):

@@ -170,7 +170,7 @@ def _assert_in_space(env: replicalab_v0.raw_env, agent: str) -> None:
 @SETTINGS
 @given(
     actions=st.lists(ANY_ACTION, min_size=1, max_size=14),
-    max_rounds=st.integers(1, 6),
+    max_rounds=st.integers(2, 6),
     step_cap=st.one_of(st.none(), st.integers(1, 14)),
     seed=st.integers(0, 2**16),
 )
