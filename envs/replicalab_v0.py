@@ -42,8 +42,8 @@ after `max_rounds` rounds; truncates at `step_cap` agent steps, when given.
 
 ## Arguments
 `templates`, `difficulties` (drawn per reset), `reward_config` (preset name or `RewardConfig`),
-`max_rounds` (6), `step_cap` (None), `action_mode` ("structured" | "text"), `render_mode`
-("ansi" | "human").
+`max_rounds` (6; at least 2, a proposal then an accept), `step_cap` (None), `action_mode`
+("structured" | "text"), `render_mode` ("ansi" | "human").
 
 ## Version History
 * v0: initial release.
