@@ -39,6 +39,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from replicalab.memo import IdentityMemo
 from replicalab.models import (
+    MAX_LIST_ITEMS,
+    MAX_TEXT_CHARS,
     Constraint,
     Contract,
     ConversationEntry,
@@ -50,6 +52,7 @@ from replicalab.models import (
     ScientistActionType,
     ScientistObservation,
     Substitution,
+    clip_text,
     construct_from,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -76,8 +79,9 @@ GenerateFn = Callable[[list[dict[str, str]]], str]
 ParseErrorCode = Literal["no_json", "invalid_json", "invalid_action"]
 
 ActionModel = TypeVar("ActionModel", bound=BaseModel)
-MAX_OUTPUT_CHARS = 20_000
-"""Longest model output the parser reads; a longer one is refused as `invalid_json`."""
+MAX_OUTPUT_CHARS = MAX_TEXT_CHARS
+"""Longest model output the parser reads; a longer one is refused as `invalid_json`. The same
+cap as one string of an action, so an output the parser reads never holds a longer string."""
 MAX_JSON_DEPTH = 100
 """Deepest nesting of brackets the parser decodes; deeper JSON is refused as `invalid_json`.
 Python's decoder gives up at a depth that moves with the version (about 1,000 in 3.10 and 3.11,
@@ -645,7 +649,20 @@ _DOMAIN_PLANS = {
 }
 _DEFAULT_SAMPLE_SIZE = 10
 _DEFAULT_DURATION_DAYS = 7
-_ACCEPT = ScientistAction(action_type=ScientistActionType.ACCEPT)
+_ACCEPT = construct_from(
+    ScientistAction,
+    {
+        "action_type": ScientistActionType.ACCEPT,
+        "sample_size": 0,
+        "controls": [],
+        "technique": "",
+        "duration_days": 0,
+        "required_equipment": [],
+        "required_reagents": [],
+        "questions": [],
+        "rationale": "",
+    },
+)  # built like `_protocol_action`'s moves, so the episode need not validate it again
 _NO_BLOCKER_TYPES = frozenset(
     {LabManagerActionType.ACCEPT.value, LabManagerActionType.REPORT_FEASIBILITY.value}
 )
@@ -848,10 +865,11 @@ def _swap(items: Iterable[str], table: dict[str, str], swaps: list[str]) -> tupl
 def _with_reviews(
     controls: tuple[str, ...], reviews: tuple[str, ...], forbidden: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """`controls`, then each required review none of them names, all passed through `_allowed`."""
+    """`controls`, then each required review none of them names, all passed through `_allowed`
+    (at most `MAX_LIST_ITEMS` of them: a pack may require more reviews than a plan can hold)."""
     text = "".join(map(spaced, controls))  # one text for all: see `spaced`
     missing = [r for r in reviews if not occurs(r, text)]
-    return _allowed((*controls, *missing), forbidden)
+    return _allowed((*controls, *missing), forbidden)[:MAX_LIST_ITEMS]
 
 
 @lru_cache(maxsize=1024)  # the terms come from the paper's case, which recurs across episodes
@@ -916,7 +934,7 @@ def _opening(
         ),
         _allowed(equipment, brief.forbidden),
         _allowed(reagents, brief.forbidden),
-        rationale,
+        clip_text(rationale),  # quotes the title and names every swap
     )
 
 
@@ -945,5 +963,5 @@ def _revise(observation: ScientistObservation, protocol: Protocol, scene: _Scene
         list(_with_reviews(tuple(protocol.controls), brief.reviews, brief.forbidden)),
         list(_allowed(equipment, brief.forbidden)),
         list(_allowed(reagents, brief.forbidden)),
-        rationale,
+        clip_text(rationale),
     )
