@@ -61,6 +61,8 @@ from replicalab.text import mentions, occurs, spaced, words
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_OUTPUT_CHARS",
+    "MAX_PROMPT_CHARS",
+    "MIN_PROMPT_CHARS",
     "GenerateFn",
     "ParseErrorCode",
     "RetryMetadata",
@@ -87,6 +89,16 @@ MAX_JSON_DEPTH = 100
 Python's decoder gives up at a depth that moves with the version (about 1,000 in 3.10 and 3.11,
 5,000 in 3.12, more in 3.13) and with the caller's stack, so without a limit of our own the same
 output could be refused on one machine and decoded on another."""
+
+MAX_PROMPT_CHARS = 60_000
+"""Longest user message `format_scientist_observation` writes unless told otherwise (the text
+env's prompt space holds no more)."""
+MIN_PROMPT_CHARS = 2_000
+"""Shortest budget a user message can be fitted into: the output contract, the round line and
+a little of every other section."""
+_MIN_SECTION_CHARS = 200  # what a section cut to fit the budget keeps at least
+_CUT_NOTE = " [... {} characters cut to fit the prompt ...] "
+_CLOSING_INSTRUCTION = "Respond with exactly one JSON object (a ScientistAction) and nothing else."
 
 _ACTION_FIELDS = tuple(ScientistAction.model_fields)
 _ACTION_TYPES = tuple(kind.value for kind in ScientistActionType)
@@ -138,26 +150,73 @@ def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
     return "\n\n".join(sections)
 
 
-def format_scientist_observation(obs: ScientistObservation) -> str:
-    """One turn's user message: round, paper, conversation, protocol, schema, instruction."""
+def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX_PROMPT_CHARS) -> str:
+    """One turn's user message: round, paper, conversation, protocol, schema, instruction.
+
+    At most `max_chars` long. A longer message loses its oldest conversation entries first (a
+    bullet says how many); if that is not enough, the paper, then the current protocol, then the
+    latest Lab Manager reply are cut in their middle. The output contract (schema reminder and
+    closing instruction) is never cut, and the latest reply is the last entry to go.
+    """
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < MIN_PROMPT_CHARS:
+        raise ValueError(f"max_chars: must be an int of at least {MIN_PROMPT_CHARS}, got {max_chars!r}")
     paper = obs.paper
-    history = "No conversation history yet."
-    if obs.conversation_history:
-        entries = [_describe_entry(e) for e in obs.conversation_history]
-        history = _bullets("Conversation history:", entries)
+    head = f"Round {obs.round_number} of {obs.max_rounds}"
+    brief = (
+        f"Paper:\nTitle: {paper.title}\nHypothesis: {paper.hypothesis}\nMethod: {paper.method}\n"
+        f"Key finding: {paper.key_finding}\nGoal: {obs.experiment_goal}"
+    )
+    entries = [_describe_entry(e) for e in obs.conversation_history]
     current = "No protocol has been proposed yet."
     if obs.current_protocol is not None:
         current = _describe_protocol(obs.current_protocol)
-    sections = [
-        f"Round {obs.round_number} of {obs.max_rounds}",
-        f"Paper:\nTitle: {paper.title}\nHypothesis: {paper.hypothesis}\nMethod: {paper.method}\n"
-        f"Key finding: {paper.key_finding}\nGoal: {obs.experiment_goal}",
-        history,
-        current,
-        _SCHEMA_REMINDER,
-        "Respond with exactly one JSON object (a ScientistAction) and nothing else.",
-    ]
-    return "\n\n".join(sections)
+    text = _observation_text(head, brief, entries, 0, current)
+    if len(text) <= max_chars:
+        return text
+    latest = max((i for i, e in enumerate(obs.conversation_history) if e.role == "lab_manager"), default=None)
+    return _shortened(head, brief, entries, latest, current, max_chars)
+
+
+def _observation_text(head: str, brief: str, entries: list[str], omitted: int, current: str) -> str:
+    """The user message from its parts; `omitted` older entries are left out, and said to be."""
+    if omitted:
+        entries = [f"({omitted} older entries omitted to fit the prompt)", *entries]
+    history = _bullets("Conversation history:", entries) if entries else "No conversation history yet."
+    return "\n\n".join([head, brief, history, current, _SCHEMA_REMINDER, _CLOSING_INSTRUCTION])
+
+
+def _shortened(
+    head: str, brief: str, entries: list[str], latest: int | None, current: str, budget: int
+) -> str:
+    """`format_scientist_observation` over `budget`, shortened as it says (`latest` indexes the
+    latest Lab Manager reply among `entries`, if any)."""
+    # What is over with every entry and the omission note at its longest; each dropped entry
+    # then saves its own bullet line.
+    over = len(_observation_text(head, brief, entries, len(entries), current)) - budget
+    kept = []
+    for i, entry in enumerate(entries):
+        if over > 0 and i != latest:
+            over -= len(entry) + len("\n- ")
+        else:
+            kept.append(entry)
+    omitted = len(entries) - len(kept)
+    parts = [brief, current, *kept]  # when still over, only the latest reply is left in `kept`
+    for i, part in enumerate(parts):
+        if over <= 0:
+            break
+        cut = _cut_middle(part, max(len(part) - over, _MIN_SECTION_CHARS))
+        over -= len(part) - len(cut)
+        parts[i] = cut
+    return _observation_text(head, parts[0], parts[2:], omitted, parts[1])
+
+
+def _cut_middle(text: str, size: int) -> str:
+    """`text` in at most `size` characters (given room for the note): its start and its end
+    around a note of how much was cut."""
+    if len(text) <= size:
+        return text
+    keep = size - len(_CUT_NOTE.format(len(text)))  # the count has at most as many digits
+    return text[: keep - keep // 2] + _CUT_NOTE.format(len(text) - keep) + text[len(text) - keep // 2 :]
 
 
 def _bullets(title: str, lines: Iterable[str]) -> str:
