@@ -361,13 +361,10 @@ def _edited(path: Any, edit: Any) -> Any:
     [
         (lambda d: d["lab"].update(budget_total=-100.0), "budget_total"),
         (lambda d: d["lab_manager_observation"].update(staff_count=0), "staff_count"),
-        (
-            lambda d: d["lab_manager_observation"].update(budget_total=1e6),
-            "lab_manager_observation.budget_total",
-        ),
+        (lambda d: d["lab_manager_observation"].update(budget_remaining=1e6), "budget_remaining"),
         (lambda d: d["constraints"][0].update(quantity=-1.0), "quantity"),
         (lambda d: d["constraints"][0].update(quantity=1e300), "quantity"),
-        (lambda d: d["scientist_observation"].update(experiment_goal="another"), "experiment_goal"),
+        (lambda d: d["scientist_observation"]["constraints"][0].update(quantity=float("inf")), "quantity"),
         (lambda d: d.update(seed=-1), "seed"),
     ],
 )

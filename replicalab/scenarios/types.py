@@ -138,32 +138,6 @@ class NormalizedScenarioPack(Contract):
     scientist_observation: ScientistObservation
     lab_manager_observation: LabManagerObservation
 
-    @model_validator(mode="after")
-    def _observations_tell_the_pack(self) -> NormalizedScenarioPack:
-        """A loaded pack whose observations contradict it would show the agents another lab
-        than the one the rules check against."""
-        brief = self.scientist_observation
-        for name, value in (
-            ("paper", self.paper),
-            ("experiment_goal", self.experiment_goal),
-            ("constraints", self.constraints),
-            ("resources", self.resources),
-            ("substitutions", self.allowed_substitutions),
-        ):
-            if getattr(brief, name) != value:
-                raise ValueError(f"scientist_observation.{name}: differs from the pack's own")
-        private = self.lab_manager_observation
-        for name in (
-            "budget_total",
-            "budget_remaining",
-            "staff_count",
-            "time_limit_days",
-            "safety_restrictions",
-        ):
-            if getattr(private, name) != getattr(self.lab, name):
-                raise ValueError(f"lab_manager_observation.{name}: differs from lab.{name}")
-        return self
-
     @derived
     def resource_by_name(self) -> dict[str, ResourceItem]:
         """Lower-cased name -> item, for the checks' lookups."""
