@@ -1,8 +1,9 @@
 """The one negotiation state machine; every front (PettingZoo, Gymnasium, the runner) drives it.
 
 A round is one Scientist move, then one Lab Manager response. The hard cases are handled here,
-once: an action that cannot be parsed or is not legal now becomes an `ActionError`, costs the
-actor its turn and a penalty, and is logged; stepping a finished episode raises
+once: an action that cannot be parsed, breaks its contract (every action is validated as it
+enters, whatever built it) or is not legal now becomes an `ActionError`, costs the actor its
+turn and a penalty, and is logged; stepping a finished episode raises
 `EpisodeOverError`; the masks of a finished episode are all false.
 
 Agreement (spec §6): the Scientist's `accept` ends the episode. It is an agreement when the Lab
