@@ -46,15 +46,12 @@ _SPACE_SAMPLES = frozenset((np.ndarray, int, np.int64))  # what the structured s
 _ACTIONS = frozenset((ScientistAction, LabManagerAction, ActionError))
 
 
-OPTIONS = {
-    "scenario": "a NormalizedScenarioPack to play, instead of drawing one (takes no other option)",
-    "template": "the template of the drawn pack, any registered one",
-    "difficulty": "its difficulty: easy, medium or hard",
-    "scenario_seed": "its seed, a non-negative int",
-}
-"""The keys `reset(options=...)` reads, and what each pins; what is not pinned is drawn as usual
-(the draws happen whatever is pinned, so the env's generator moves alike). Other keys are
-ignored with a warning."""
+_DRAW_OPTIONS = ("template", "difficulty", "scenario_seed")
+OPTIONS = ("scenario", *_DRAW_OPTIONS)
+"""The keys `reset(options=...)` reads: a pack to play (alone), or the template, difficulty and
+seed of the drawn one (the env docstrings say more). What is not pinned is drawn as usual, and
+the draws happen whatever is pinned, so the env's generator moves alike. Other keys are ignored
+with a warning."""
 
 
 def _names(argument: str, value: object, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -84,7 +81,7 @@ def _checked_options(options: object) -> Mapping[str, Any]:
                 stacklevel=4,  # the caller of the env's reset()
             )
     if "scenario" in options:
-        if len(options) > 1:
+        if any(key in options for key in _DRAW_OPTIONS):
             raise ValueError("options: 'scenario' pins the whole pack and takes no other option")
         if not isinstance(options["scenario"], NormalizedScenarioPack):
             raise TypeError("options['scenario']: expected a NormalizedScenarioPack")
