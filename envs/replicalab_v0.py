@@ -38,12 +38,29 @@ rewards an agent sees sum to its total in the `EpisodeLog`.
 
 ## Termination and truncation
 Terminates when the Scientist accepts (agreement, or not: see `infos[agent]["verdict"]`) or
-after `max_rounds` rounds; truncates at `step_cap` agent steps, when given.
+after `max_rounds` rounds; truncates at `step_cap` agent steps, when given. As PettingZoo
+documents for dead agents, each agent then takes `step(None)` and leaves `agents`; once both
+have left, `agent_iter` stops, `step()` only logs PettingZoo's warning, and `last()` raises
+a `RuntimeError` (as it does before `reset()`, like `step()` and `observe()`).
 
 ## Arguments
-`templates`, `difficulties` (drawn per reset), `reward_config` (preset name or `RewardConfig`),
-`max_rounds` (6; at least 2, a proposal then an accept), `step_cap` (None), `action_mode`
-("structured" | "text"), `render_mode` ("ansi" | "human").
+`templates`, `difficulties`: the names drawn from at each reset (default: all); one name or a
+list or tuple of them (`templates="ml_benchmark"` is that one template). `reward_config`
+(preset name or `RewardConfig`), `max_rounds` (6; at least 2, a proposal then an accept), `step_cap` (None or a positive int),
+`action_mode` ("structured" | "text"), `render_mode` ("ansi" | "human"). A bad value raises a
+`ValueError` or `TypeError` naming the argument.
+
+## Reset options
+`reset(seed=None, options=None)`: `options` is None or a dict with any of
+* `"scenario"`: a `NormalizedScenarioPack` to play (alone: it takes no other key);
+* `"template"`: the template of the drawn pack, any registered one;
+* `"difficulty"`: its difficulty, "easy", "medium" or "hard";
+* `"scenario_seed"`: its seed, a non-negative int (not a bool or a float).
+
+What is not pinned is drawn from the env's generator as usual. A bad value raises a
+`ValueError` or `TypeError` naming the key; an unknown key is ignored with a warning (PettingZoo's
+`api_test` resets with one). `env.episode.to_log()` (or `env.unwrapped.episode`, through
+wrappers) is the episode's `EpisodeLog`, on this env, the parallel env and the Gymnasium env.
 
 ## Version History
 * v0: initial release.
@@ -54,10 +71,12 @@ after `max_rounds` rounds; truncates at `step_cap` agent steps, when given.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.env_logger import EnvLogger
 
 from envs.render import RENDER_MODES, check_render_mode, render
 from envs.session import Session
@@ -80,6 +99,11 @@ class _Front:
         self.possible_agents = list(AGENTS)
         self.observation_spaces = self.session.observation_spaces
         self.action_spaces = self.session.action_spaces
+
+    @property
+    def episode(self) -> Episode:
+        """The `Episode` being played; `episode.to_log()` is its `EpisodeLog`."""
+        return self.session.started("episode")
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self.observation_spaces[agent]
@@ -105,13 +129,7 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
         super().__init__()
         self._attach(render_mode, kwargs)
         self._started = False
-
-    @property
-    def episode(self) -> Episode:
-        episode = self.session.episode
-        if episode is None:
-            raise RuntimeError("reset() must be called before using the env")
-        return episode
+        self.agents: list[str] = []
 
     @property
     def system_prompt(self) -> str:
@@ -133,9 +151,28 @@ class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
     def observe(self, agent: str) -> dict[str, Any]:
         return self.session.observe(agent)
 
+    def last(self, observe: bool = True) -> tuple[dict[str, Any] | None, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's `last`, with a clear error when no agent is live: before `reset()`, and
+        once every agent has left a finished episode (where `agent_iter` stops)."""
+        if not self.agents:
+            if not self._started:
+                raise RuntimeError("last: reset() must be called before last()")
+            raise RuntimeError("last: every agent has left the finished episode; call reset() for a new one")
+        agent = self.agent_selection
+        return (
+            self.session.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
     def step(self, action: Any) -> None:
-        if not self._started:
-            raise RuntimeError("step: reset() must be called before step()")
+        if not self.agents:
+            if not self._started:
+                raise RuntimeError("step: reset() must be called before step()")
+            EnvLogger.warn_step_after_terminated_truncated()  # what PettingZoo's order wrapper does
+            return
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -183,6 +220,7 @@ class parallel_raw_env(_Front, ParallelEnv[str, dict[str, Any], Any]):
         episode = self.session.episode
         if episode is None or not self.agents:
             raise RuntimeError("step: reset() must be called before step(), and not after the end")
+        _check_actions(actions)
         agent = episode.agent_selection
         outcome = episode.step(self.session.translate(agent, actions.get(agent)))
         observations = {name: self.session.observe(name) for name in self.agents}
@@ -194,6 +232,15 @@ class parallel_raw_env(_Front, ParallelEnv[str, dict[str, Any], Any]):
         if self.render_mode == "human":
             self.render()
         return observations, outcome.rewards, terminations, truncations, infos
+
+
+def _check_actions(actions: object) -> None:
+    """Refuse what cannot be a parallel step's actions: anything but a dict keyed by agents."""
+    if not isinstance(actions, Mapping):
+        raise TypeError(f"actions: expected a dict of agent -> action, got {type(actions).__name__}")
+    for agent in actions:
+        if agent not in AGENTS:
+            raise ValueError(f"actions: unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
 
 
 def parallel_env(**kwargs: Any) -> parallel_raw_env:

@@ -27,6 +27,15 @@ Lab Manager's reply; `info["reward_components"]` has them by name.
 Terminates on the Scientist's `accept` or at the round limit; truncates at `step_cap` agent
 steps when given. `info["verdict"]` and `info["judge"]` arrive with the last step.
 
+## Arguments
+The AEC env's (`envs.replicalab_v0`): `templates`, `difficulties` (one name or a list of them),
+`reward_config`, `max_rounds`, `step_cap`, `action_mode`, `render_mode`.
+
+## Reset options
+The AEC env's: `scenario` (a pack to play, alone), `template`, `difficulty`, `scenario_seed` (a
+non-negative int). A bad value raises an error naming the key; an unknown key is ignored with a
+warning. `env.unwrapped.episode.to_log()` is the episode's `EpisodeLog`.
+
 ## Vectorized environment
 Works in `SyncVectorEnv` and `AsyncVectorEnv`.
 
@@ -42,7 +51,7 @@ import gymnasium as gym
 
 from envs.render import RENDER_MODES, check_render_mode, render
 from envs.session import Session
-from replicalab.episode import SCIENTIST
+from replicalab.episode import SCIENTIST, Episode
 
 
 class ScientistEnv(gym.Env[dict[str, Any], Any]):
@@ -53,6 +62,11 @@ class ScientistEnv(gym.Env[dict[str, Any], Any]):
         self.session = Session(**kwargs)
         self.action_space = self.session.action_spaces[SCIENTIST]
         self.observation_space = self.session.observation_spaces[SCIENTIST]
+
+    @property
+    def episode(self) -> Episode:
+        """The `Episode` being played; `episode.to_log()` is its `EpisodeLog`."""
+        return self.session.started("episode")
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

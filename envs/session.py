@@ -7,6 +7,7 @@ action or an observation on its own.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,12 +37,69 @@ from replicalab.scenarios import (
     NormalizedScenarioPack,
     generate_scenario,
     get_template,
+    template_names,
 )
 from replicalab.scenarios.registry import check_difficulty
 
 ACTION_MODES = ("structured", "text")
 _SPACE_SAMPLES = frozenset((np.ndarray, int, np.int64))  # what the structured spaces' `sample()` returns
 _ACTIONS = frozenset((ScientistAction, LabManagerAction, ActionError))
+
+
+_DRAW_OPTIONS = ("template", "difficulty", "scenario_seed")
+OPTIONS = ("scenario", *_DRAW_OPTIONS)
+"""The keys `reset(options=...)` reads: a pack to play (alone), or the template, difficulty and
+seed of the drawn one (the env docstrings say more). What is not pinned is drawn as usual, and
+the draws happen whatever is pinned, so the env's generator moves alike. Other keys are ignored
+with a warning."""
+
+
+def _names(argument: str, value: object, default: tuple[str, ...]) -> tuple[str, ...]:
+    """`value` as names: None means `default`, a bare string is one name, else a list or tuple
+    (not a set: the draws read the names in order)."""
+    if value is None:
+        return default
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"{argument}: expected a name or a list of names, got {type(value).__name__}")
+    return tuple(value)
+
+
+def _checked_options(options: object) -> Mapping[str, Any]:
+    """`options` of a reset, refused with an error naming the key when a known key holds what
+    it cannot pin; an unknown key is ignored with a warning."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"options: expected a dict or None, got {type(options).__name__}")
+    for key in options:
+        if key not in OPTIONS:  # ignored, not refused: PettingZoo's api_test resets with one
+            warnings.warn(
+                f"options: unknown key {key!r} ignored; valid: {', '.join(OPTIONS)}",
+                UserWarning,
+                stacklevel=4,  # the caller of the env's reset()
+            )
+    if "scenario" in options:
+        if any(key in options for key in _DRAW_OPTIONS):
+            raise ValueError("options: 'scenario' pins the whole pack and takes no other option")
+        if not isinstance(options["scenario"], NormalizedScenarioPack):
+            raise TypeError("options['scenario']: expected a NormalizedScenarioPack")
+    if "template" in options and options["template"] not in template_names():
+        raise ValueError(
+            f"options['template']: unknown template {options['template']!r}; valid: {', '.join(template_names())}"
+        )
+    if "difficulty" in options and options["difficulty"] not in DIFFICULTIES:
+        raise ValueError(
+            f"options['difficulty']: must be one of {', '.join(DIFFICULTIES)}, got {options['difficulty']!r}"
+        )
+    if "scenario_seed" in options:
+        seed = options["scenario_seed"]
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"options['scenario_seed']: expected a non-negative int, got {seed!r}")
+        if seed < 0:
+            raise ValueError(f"options['scenario_seed']: must be non-negative, got {seed}")
+    return options
 
 
 class Session:
@@ -54,15 +112,15 @@ class Session:
     def __init__(
         self,
         *,
-        templates: tuple[str, ...] | list[str] | None = None,
-        difficulties: tuple[str, ...] | list[str] | None = None,
+        templates: str | tuple[str, ...] | list[str] | None = None,
+        difficulties: str | tuple[str, ...] | list[str] | None = None,
         reward_config: str | RewardConfig = "default",
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         step_cap: int | None = None,
         action_mode: str = "structured",
     ) -> None:
-        self.templates = tuple(templates) if templates is not None else BUILTIN_TEMPLATES
-        self.difficulties = tuple(difficulties) if difficulties is not None else DIFFICULTIES
+        self.templates = _names("templates", templates, BUILTIN_TEMPLATES)
+        self.difficulties = _names("difficulties", difficulties, DIFFICULTIES)
         if not self.templates:
             raise ValueError("templates: give at least one template")
         for name in self.templates:
@@ -73,8 +131,16 @@ class Session:
             raise ValueError("difficulties: give at least one difficulty")
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode: must be one of {ACTION_MODES}, got {action_mode!r}")
+        if not isinstance(reward_config, (str, RewardConfig)):
+            raise TypeError(
+                f"reward_config: expected a preset name or a RewardConfig, got {type(reward_config).__name__}"
+            )
         self.reward_config = get_preset(reward_config) if isinstance(reward_config, str) else reward_config
         self.max_rounds = check_max_rounds(max_rounds)
+        if step_cap is not None and (
+            isinstance(step_cap, bool) or not isinstance(step_cap, int) or step_cap < 1
+        ):
+            raise ValueError(f"step_cap: must be a positive int or None, got {step_cap!r}")
         self.step_cap = step_cap
         self.action_mode = action_mode
         self.action_spaces: dict[str, spaces.Space[Any]] = {
@@ -89,15 +155,15 @@ class Session:
         self.np_random: np.random.Generator | None = None
         self.system_prompt = ""
 
-    def start(self, seed: int | None, options: dict[str, Any] | None) -> Episode:
-        """Begin a new episode; `options` may pin `scenario` (a pack) or `template`/`difficulty`/`scenario_seed`."""
+    def start(self, seed: int | None, options: Mapping[str, Any] | None) -> Episode:
+        """Begin a new episode; `options` may pin parts of the scenario (see `OPTIONS`)."""
+        options = _checked_options(options)
         if seed is not None or self.np_random is None:
             self.np_random, _ = seeding.np_random(seed)
         rng = self.np_random
         template = self.templates[int(rng.integers(len(self.templates)))]
         difficulty = self.difficulties[int(rng.integers(len(self.difficulties)))]
         scenario_seed = int(rng.integers(2**31 - 1))
-        options = options or {}
         pack = options.get("scenario")
         if pack is None:
             pack = generate_scenario(
@@ -105,8 +171,6 @@ class Session:
                 options.get("template", template),
                 options.get("difficulty", difficulty),
             )
-        elif not isinstance(pack, NormalizedScenarioPack):
-            raise TypeError("options['scenario']: expected a NormalizedScenarioPack")
         self.episode = Episode(
             pack,
             max_rounds=self.max_rounds,
@@ -143,9 +207,16 @@ class Session:
             return self.scientist_codec.decode(action, episode.scientist_mask())
         return codec.decode_lab_manager(action, episode)
 
+    def started(self, what: str) -> Episode:
+        """The episode being played; `what` (the caller's name) was called too early if none is."""
+        if self.episode is None:
+            raise RuntimeError(f"{what}: reset() must be called first")
+        return self.episode
+
     def observe(self, agent: str) -> dict[str, Any]:
         episode = self.episode
-        assert episode is not None
+        if episode is None:
+            raise RuntimeError("observe: reset() must be called before observe() or last()")
         if agent == SCIENTIST:
             features = codec.scientist_features(self.scientist_codec, episode)
             if self.action_mode == "text":
@@ -159,6 +230,8 @@ class Session:
                 "observation": features,
                 "action_mask": self.scientist_codec.mask(episode.scientist_mask()),
             }
+        if agent != LAB_MANAGER:
+            raise ValueError(f"agent: unknown agent {agent!r}; agents: {SCIENTIST}, {LAB_MANAGER}")
         return {
             "observation": codec.lab_manager_features(episode, self.scientist_codec),
             "action_mask": codec.lab_manager_mask(episode),

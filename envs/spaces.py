@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from replicalab.agents.scientist_policy import MAX_OUTPUT_CHARS
+from replicalab.agents.scientist_policy import MAX_OUTPUT_CHARS, MAX_PROMPT_CHARS
 from replicalab.episode import LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES
 from replicalab.scenarios import BUILTIN_TEMPLATES, get_template
 
@@ -34,7 +34,6 @@ QUESTIONS = (
     "Which practices are forbidden and which review is required?",
     "Why does the current protocol fail, if it does?",
 )
-MAX_PROMPT_CHARS = 60_000
 
 # Scientist structured action: one MultiDiscrete vector.
 HEAD = (
@@ -64,9 +63,8 @@ _CHARSET = frozenset(PROMPT_CHARSET)
 
 
 def fit_text(text: str) -> str:
-    """Make `text` a member of the prompt space: unknown characters become '?', long text is cut."""
-    if len(text) > MAX_PROMPT_CHARS:
-        text = text[: MAX_PROMPT_CHARS - 3] + "..."
+    """Make a prompt (`format_scientist_observation` keeps it within `MAX_PROMPT_CHARS`) a member
+    of the prompt space: characters outside its charset become '?'."""
     if all(ch in _CHARSET for ch in text):
         return text
     return "".join(ch if ch in _CHARSET else "?" for ch in text)

@@ -1,8 +1,9 @@
 """The one negotiation state machine; every front (PettingZoo, Gymnasium, the runner) drives it.
 
 A round is one Scientist move, then one Lab Manager response. The hard cases are handled here,
-once: an action that cannot be parsed or is not legal now becomes an `ActionError`, costs the
-actor its turn and a penalty, and is logged; stepping a finished episode raises
+once: an action that cannot be parsed, breaks its contract (every action is validated as it
+enters, whatever built it) or is not legal now becomes an `ActionError`, costs the actor its
+turn and a penalty, and is logged; stepping a finished episode raises
 `EpisodeOverError`; the masks of a finished episode are all false.
 
 Agreement: the Scientist's `accept` ends the episode. The Lab Manager's latest answer may
@@ -24,22 +25,20 @@ is refused.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from operator import lt, ne
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from replicalab.agents.lab_manager_policy import check_feasibility, respond
-from replicalab.agents.scientist_policy import (
-    ScientistOutputParseError,
-    parse_model_output,
-    parse_scientist_output,
-)
+from replicalab.agents.scientist_policy import ScientistOutputParseError, parse_model_output
 from replicalab.judge import build_reward_breakdown
 from replicalab.lab_answers import answer_questions
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
+    MAX_TEXT_CHARS,
     AlternativeSuggestion,
     Contract,
     ConversationEntry,
@@ -49,6 +48,7 @@ from replicalab.models import (
     LabManagerActionType,
     LabManagerObservation,
     Protocol,
+    RawText,
     RewardBreakdown,
     ScientistAction,
     ScientistActionType,
@@ -57,6 +57,7 @@ from replicalab.models import (
     Verdict,
     construct,
     construct_from,
+    constructed,
 )
 from replicalab.rewards import RewardConfig, Transition, get_preset, potential, reward_components
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS, NormalizedScenarioPack
@@ -85,11 +86,27 @@ class ActionError(Contract):
     validation), `illegal_action` (a well-formed move not allowed now), `wrong_action_type`
     (an object that is not this agent's action), `masked_action` (a structured action outside
     the mask).
+
+    Refused text is kept whole in `raw`, so re-parsing the logged text gives the same outcome.
+    Text a log cannot hold whole (longer than `MAX_TEXT_CHARS`, which the parser refuses for its
+    length alone, or holding lone surrogates, which JSON in UTF-8 cannot carry) is recorded by
+    its length and SHA-256 instead (of its UTF-8 bytes, surrogates passed through).
     """
 
     code: str
     message: str
-    raw: str | None = None  # the text the agent sent, when there was one
+    raw: RawText | None = None  # the text the agent sent, when a log can hold it whole
+    raw_chars: int | None = None  # its length, when it could not be kept
+    raw_sha256: str | None = None  # and its digest
+
+
+def refused_text(code: str, message: str, text: str) -> ActionError:
+    """The `ActionError` for model `text` that did not become an action (see `ActionError`)."""
+    message = _loggable(message)
+    if len(text) <= MAX_TEXT_CHARS and _loggable(text) == text:
+        return ActionError(code=code, message=message, raw=text)
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return ActionError(code=code, message=message, raw_chars=len(text), raw_sha256=digest)
 
 
 class EpisodeOverError(RuntimeError):
@@ -109,43 +126,54 @@ def check_max_rounds(max_rounds: object) -> int:
 
 
 def describe_validation_error(error: ValidationError) -> str:
-    """Pydantic's errors as `field: message` pairs, short enough for a log line."""
+    """Pydantic's errors as `field: message` pairs, short enough for a log line (a rule of the
+    whole model names its field in its own message)."""
     parts = []
     for item in error.errors()[:3]:
-        where = ".".join(str(part) for part in item["loc"]) or "action"
-        parts.append(f"{where}: {item['msg'].removeprefix('Value error, ')}")
+        where = ".".join(str(part) for part in item["loc"])
+        what = item["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {what}" if where else what)
     return _loggable("; ".join(parts))
 
 
 def _loggable(text: str) -> str:
     """`text` with what JSON cannot carry (lone surrogates, e.g. from bytes decoded with
-    `surrogateescape`) replaced by '?', so a refused move can always be logged."""
+    `surrogateescape`) replaced by '?', so an error message can always be logged."""
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def coerce_action(agent: str, action: object) -> ScientistAction | LabManagerAction | ActionError:
-    """Turn what a front received (model, dict, or model text) into an action or an error."""
+    """Turn what a front received (model, dict, or model text) into an action or an error.
+
+    Models pass through as they are: `Episode.step` validates every action it is given.
+    """
     if isinstance(action, (ScientistAction, LabManagerAction, ActionError)):
         return action
+    model: type[ScientistAction] | type[LabManagerAction]
+    model = ScientistAction if agent == SCIENTIST else LabManagerAction
     if isinstance(action, str):
-        if agent == SCIENTIST:
-            try:
-                return parse_scientist_output(action)
-            except ScientistOutputParseError as exc:
-                return ActionError(
-                    code=exc.code, message=_loggable(exc.message), raw=_loggable(action[:2000])
-                )
         try:
-            return parse_model_output(action, LabManagerAction)
+            return parse_model_output(action, model)
         except ScientistOutputParseError as exc:
-            return ActionError(code=exc.code, message=_loggable(exc.message), raw=_loggable(action[:2000]))
+            return refused_text(exc.code, exc.message, action)
     if isinstance(action, Mapping):
-        model = ScientistAction if agent == SCIENTIST else LabManagerAction
         try:
             return model.model_validate(dict(action))
         except ValidationError as exc:
             return ActionError(code="invalid_action", message=describe_validation_error(exc))
     return ActionError(code="wrong_action_type", message=f"{agent} cannot act with a {type(action).__name__}")
+
+
+def _field_values(model: BaseModel) -> dict[str, object]:
+    """The fields `model` holds, nested models as dicts: validation takes a nested model as it
+    is, so one that was never checked must be unpacked to be checked."""
+    values = model.__dict__
+    plain: dict[str, object] = {}
+    for name in type(model).model_fields:
+        if name in values:
+            value = values[name]
+            plain[name] = _field_values(value) if isinstance(value, BaseModel) else value
+    return plain
 
 
 @dataclass(slots=True)
@@ -308,18 +336,18 @@ class Episode:
             raise EpisodeOverError("step: the episode is over; call reset() for a new one")
         agent = self.agent_selection
         round_number = self.round_number
-        error = action if isinstance(action, ActionError) else self._legality(agent, action)
-        if error is not None:
+        admitted = action if isinstance(action, ActionError) else self._admit(agent, action)
+        valid: ScientistAction | LabManagerAction | None = None
+        error: ActionError | None = None
+        if isinstance(admitted, ActionError):
+            error = admitted
             transition = self._refuse(agent, error)
-            valid: ScientistAction | LabManagerAction | None = None
-        elif agent == SCIENTIST:
-            assert isinstance(action, ScientistAction)
-            transition = self._scientist_move(action)
-            valid = action
+        elif isinstance(admitted, ScientistAction):
+            transition = self._scientist_move(admitted)
+            valid = admitted
         else:
-            assert isinstance(action, LabManagerAction)
-            transition = self._lab_manager_move(action)
-            valid = action
+            transition = self._lab_manager_move(admitted)
+            valid = admitted
         if not self.terminated and self.step_cap is not None and len(self._turns) + 1 >= self.step_cap:
             self.truncated = True
             self.verdict = "truncated"
@@ -350,26 +378,36 @@ class Episode:
             error=error,
         )
 
-    def _legality(self, agent: str, action: object) -> ActionError | None:
-        """Why `agent`, the one to move in a running episode, may not make `action` (None if it may)."""
+    def _admit(self, agent: str, action: object) -> ScientistAction | LabManagerAction | ActionError:
+        """`action` as `agent`, the one to move in a running episode, may make it, or why not.
+
+        Every action is validated here, whatever built it (`model_copy(update=...)` and
+        `model_construct` skip validation), except one built by `construct`: the reference
+        policies and the structured codec build theirs that way from values known to be valid.
+        """
         expected: type[ScientistAction] | type[LabManagerAction]
         kinds: tuple[ScientistActionType | LabManagerActionType, ...]
         if agent == SCIENTIST:
             expected, kinds = ScientistAction, SCIENTIST_ACTION_TYPES
         else:
             expected, kinds = LabManagerAction, LAB_MANAGER_ACTION_TYPES
-        legal = _LEGAL[agent][self.protocol is not None]  # its mask, known to be live
         if not isinstance(action, expected):
             return ActionError(
                 code="wrong_action_type",
                 message=f"{agent} expects a {expected.__name__}, got {type(action).__name__}",
             )
+        if not constructed(action):
+            try:
+                action = expected.model_validate(_field_values(action))
+            except ValidationError as exc:
+                return ActionError(code="invalid_action", message=describe_validation_error(exc))
+        legal = _LEGAL[agent][self.protocol is not None]  # its mask, known to be live
         if not legal[kinds.index(action.action_type)]:
             return ActionError(
                 code="illegal_action",
                 message=f"{action.action_type.value} needs a protocol on the table",
             )
-        return None
+        return action
 
     def _transition(self, agent: str, **kw: object) -> Transition:
         return construct_from(
@@ -592,6 +630,8 @@ class Episode:
                 action_type=(turn.action.action_type.value if turn.action is not None else None),
                 error_code=turn.error.code if turn.error else None,
                 error_message=turn.error.message if turn.error else None,
+                raw_chars=turn.error.raw_chars if turn.error else None,
+                raw_sha256=turn.error.raw_sha256 if turn.error else None,
                 rewards=turn.rewards,
                 reward_components=turn.components,
             )

@@ -4,6 +4,10 @@ These pydantic models are the only shapes that cross a module boundary, so every
 action must satisfy lives here once and every front (PettingZoo, Gymnasium, the runner, an
 LLM parser) gets the same error, naming the same field. Values are frozen; unknown keys are
 refused; strings are stripped, and a list of strings refuses an empty item.
+
+Every number and text an agent or a data file can send is bounded (the `MAX_*` constants below),
+so no input can overflow the cost and staff formulas or fill a log: a value out of bounds is a
+validation error naming its field, which an episode turns into `invalid_action`.
 """
 
 from __future__ import annotations
@@ -16,8 +20,48 @@ from typing import Annotated, Any, Literal, TypeVar, overload
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 from typing_extensions import Self
 
-NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
-"""A string that is stripped and must keep at least one character."""
+MAX_TEXT_CHARS = 20_000
+"""The most characters one string may hold (a field, or one item of a list): the same cap as the
+longest model output the parser reads, so text, dicts and models meet one limit."""
+MAX_LIST_ITEMS = 64
+"""The most items a list of an action or a protocol may hold (controls, equipment, reagents,
+questions); the structured action space offers at most 40 controls and 16 items."""
+MAX_SAMPLE_SIZE = 1_000_000
+"""The largest sample size of a protocol; the built-in papers use at most 60, the structured
+action space 100."""
+MAX_DURATION_DAYS = 36_500
+"""The longest duration (and lab time limit) in days, a century; built-in labs allow at most 18."""
+MAX_CREDITS = 1e9
+"""The largest budget or cost bound in credits; built-in labs hold a few thousand. The dearest
+plan within the bounds above costs about 1.2e7 credits, so no cost is ever out of float range."""
+MAX_STAFF = 10_000
+"""The most staff a lab may have; the staff formula asks for at most 5."""
+
+
+def clip_text(text: str) -> str:
+    """`text`, cut to `MAX_TEXT_CHARS` when longer and ended by an ellipsis (never by space,
+    which validation would strip): for text a policy composes from parts that are each within
+    the cap, such as an explanation naming every item of a plan."""
+    if len(text) <= MAX_TEXT_CHARS:
+        return text
+    return text[: MAX_TEXT_CHARS - 1].rstrip() + "…"
+
+
+Text = Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_TEXT_CHARS)]
+"""A stripped string of at most `MAX_TEXT_CHARS` characters."""
+NonEmptyStr = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_TEXT_CHARS)
+]
+"""A `Text` that must keep at least one character."""
+Items = Annotated[list[NonEmptyStr], Field(max_length=MAX_LIST_ITEMS)]
+"""A list of at most `MAX_LIST_ITEMS` non-empty strings."""
+RawText = Annotated[str, StringConstraints(strip_whitespace=False)]
+"""Text an agent sent, kept exactly as sent (stripping it could change how it parses)."""
+SampleSize = Annotated[int, Field(ge=0, le=MAX_SAMPLE_SIZE)]
+Days = Annotated[int, Field(ge=0, le=MAX_DURATION_DAYS)]
+Credits = Annotated[float, Field(ge=0.0, le=MAX_CREDITS, allow_inf_nan=False)]
+StaffCount = Annotated[int, Field(ge=1, le=MAX_STAFF)]
+TimeLimit = Annotated[int, Field(ge=1, le=MAX_DURATION_DAYS)]
 
 
 T = TypeVar("T")
@@ -97,6 +141,18 @@ def construct(cls: type[M], **values: Any) -> M:
     return construct_from(cls, values)
 
 
+def constructed(model: BaseModel) -> bool:
+    """Whether `model` was built by `construct`, which its callers reserve for values they know
+    to be valid.
+
+    Such a model holds its class's shared fields-set (see `_LAYOUT`); one that pydantic's
+    `model_construct`, `model_copy`, unpickling or validation built holds a set of its own. A
+    reader that must not trust unchecked input (the episode, for actions) validates those.
+    """
+    layout = _LAYOUT.get(type(model))
+    return layout is not None and model.__pydantic_fields_set__ is layout[1]
+
+
 def construct_from(cls: type[M], values: dict[str, Any]) -> M:
     """`construct` for values already in a dict, which the model then owns (no copy is made)."""
     layout = _LAYOUT.get(cls)
@@ -133,13 +189,13 @@ class LabManagerActionType(str, Enum):
 class Protocol(Contract):
     """An experiment plan: what the Scientist proposes and the judge scores."""
 
-    sample_size: int = Field(default=0, ge=0)  # runs / instances / backtest windows
-    controls: list[NonEmptyStr] = Field(default_factory=list)
-    technique: str = ""
-    duration_days: int = Field(default=0, ge=0)
-    required_equipment: list[NonEmptyStr] = Field(default_factory=list)
-    required_reagents: list[NonEmptyStr] = Field(default_factory=list)  # consumables, data, licences
-    rationale: str = ""
+    sample_size: SampleSize = 0  # runs / instances / backtest windows
+    controls: Items = Field(default_factory=list)
+    technique: Text = ""
+    duration_days: Days = 0
+    required_equipment: Items = Field(default_factory=list)
+    required_reagents: Items = Field(default_factory=list)  # consumables, data, licences
+    rationale: Text = ""
 
 
 PROTOCOL_PAYLOAD_FIELDS = (
@@ -157,14 +213,14 @@ class ScientistAction(Contract):
     """One Scientist move. Fields that do not apply stay at their zero value."""
 
     action_type: ScientistActionType
-    sample_size: int = Field(default=0, ge=0)
-    controls: list[NonEmptyStr] = Field(default_factory=list)
-    technique: str = ""
-    duration_days: int = Field(default=0, ge=0)
-    required_equipment: list[NonEmptyStr] = Field(default_factory=list)
-    required_reagents: list[NonEmptyStr] = Field(default_factory=list)
-    questions: list[NonEmptyStr] = Field(default_factory=list)
-    rationale: str = ""
+    sample_size: SampleSize = 0
+    controls: Items = Field(default_factory=list)
+    technique: Text = ""
+    duration_days: Days = 0
+    required_equipment: Items = Field(default_factory=list)
+    required_reagents: Items = Field(default_factory=list)
+    questions: Items = Field(default_factory=list)
+    rationale: Text = ""
 
     @model_validator(mode="after")
     def _rules_of_the_move(self) -> ScientistAction:
@@ -407,6 +463,17 @@ ConstraintKind = Literal[
 ]
 
 
+# The largest bound each numeric kind of constraint may state: what a protocol or a lab can reach.
+_QUANTITY_LIMITS: dict[str, float] = {
+    "max_duration_days": MAX_DURATION_DAYS,
+    "max_budget": MAX_CREDITS,
+    "max_staff": MAX_STAFF,
+    "min_sample_size": MAX_SAMPLE_SIZE,
+    "max_sample_size": MAX_SAMPLE_SIZE,
+    "min_controls": MAX_LIST_ITEMS,
+}
+
+
 class Constraint(Contract):
     """A rule of the lab that a check enforces; `hard` ones fail a check, soft ones warn."""
 
@@ -414,10 +481,19 @@ class Constraint(Contract):
     kind: ConstraintKind
     description: NonEmptyStr
     hard: bool
-    quantity: float | None = None  # the bound, for numeric kinds
+    quantity: float | None = Field(default=None, ge=0.0, allow_inf_nan=False)  # the bound, for numeric kinds
     comparator: Literal["<=", ">="] | None = None
-    unit: str | None = None  # days, credits, people, samples, controls
-    term: str | None = None  # the review that must appear / the practice that must not
+    unit: Text | None = None  # days, credits, people, samples, controls
+    term: Text | None = None  # the review that must appear / the practice that must not
+
+    @model_validator(mode="after")
+    def _quantity_within_reach(self) -> Constraint:
+        limit = _QUANTITY_LIMITS.get(self.kind)
+        if limit is not None and self.quantity is not None and self.quantity > limit:
+            raise ValueError(
+                f"quantity: a {self.kind} bound must be at most {limit:g}, got {self.quantity:g}"
+            )
+        return self
 
 
 ItemKind = Literal["equipment", "reagent"]
@@ -472,7 +548,7 @@ class ScientistObservation(Contract):
     paper: Paper
     experiment_goal: str
     constraints: list[Constraint]
-    resources: list[ResourceItem]
+    resources: list[ResourceItem] = Field(max_length=MAX_LIST_ITEMS)  # a plan may ask for them all
     substitutions: list[Substitution]
     conversation_history: list[ConversationEntry] = Field(default_factory=list)
     current_protocol: Protocol | None = None
@@ -483,14 +559,14 @@ class ScientistObservation(Contract):
 class LabManagerObservation(Contract):
     """The lab's private facts plus the grounded check of the protocol on the table."""
 
-    budget_total: float
-    budget_remaining: float
+    budget_total: Credits
+    budget_remaining: Credits
     equipment_available: list[str]
     equipment_booked: list[str]
     reagents_in_stock: list[str]
     reagents_out_of_stock: list[str]
-    staff_count: int
-    time_limit_days: int
+    staff_count: StaffCount
+    time_limit_days: TimeLimit
     safety_restrictions: list[str]
     conversation_history: list[ConversationEntry] = Field(default_factory=list)
     current_protocol: Protocol | None = None
@@ -498,6 +574,17 @@ class LabManagerObservation(Contract):
     max_rounds: int = Field(default=6, ge=1)
     feasibility: FeasibilityCheckResult | None = None
     suggestion: AlternativeSuggestion | None = None
+
+    @model_validator(mode="after")
+    def _budget_within_total(self) -> LabManagerObservation:
+        check_budget(self.budget_total, self.budget_remaining)
+        return self
+
+
+def check_budget(total: float, remaining: float) -> None:
+    """Refuse a lab that has more budget left than it had in all."""
+    if remaining > total:
+        raise ValueError(f"budget_remaining: {remaining:g} exceeds budget_total {total:g}")
 
 
 # --------------------------------------------------------------------------- the judge
@@ -587,10 +674,12 @@ class StepRecord(Contract):
     index: int = Field(ge=0)
     agent: Literal["scientist", "lab_manager"]
     round_number: int = Field(ge=0)
-    action: dict[str, object] | str | None  # the validated action, or the raw text if malformed
+    action: dict[str, object] | RawText | None  # the validated action, or the raw text if malformed
     action_type: str | None = None
     error_code: str | None = None
     error_message: str | None = None
+    raw_chars: int | None = None  # refused text too long or not UTF-8 to log whole: its length
+    raw_sha256: str | None = None  # and the SHA-256 of its UTF-8 bytes (surrogates passed through)
     rewards: dict[str, float] = Field(default_factory=dict)  # every agent's reward from this step
     reward_components: dict[str, dict[str, float]] = Field(default_factory=dict)  # agent -> named terms
 

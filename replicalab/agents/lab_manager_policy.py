@@ -45,6 +45,7 @@ from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
     LAB_DIMENSIONS,
+    MAX_LIST_ITEMS,
     AlternativeSuggestion,
     DimensionCheck,
     FeasibilityCheckResult,
@@ -54,6 +55,7 @@ from replicalab.models import (
     Substitution,
     SuggestionChange,
     ValidationResult,
+    clip_text,
     construct,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -297,12 +299,15 @@ def _swap_unavailable(
 def _add_missing_essentials(
     items: list[str], scenario: NormalizedScenarioPack, kind: str, changes: list[SuggestionChange]
 ) -> list[str]:
-    """Each essential item the plan lacks, added itself when available, else its substitute."""
+    """Each essential item the plan lacks, added itself when available, else its substitute,
+    while the list has room (`MAX_LIST_ITEMS`: a suggestion is a protocol, and keeps its caps)."""
     asked = {name.lower() for name in items}
     revised = list(items)
     for item, in_lab, _ in scenario.essentials:
         if item.kind != kind or not in_lab.isdisjoint(asked):
             continue
+        if len(revised) >= MAX_LIST_ITEMS:
+            break
         if item.available:
             added, tradeoff = item.name, "one more item to pay for and schedule"
         else:
@@ -520,7 +525,10 @@ def compose_lab_manager_response(
     suggested = None
     if action_type is LabManagerActionType.SUGGEST_ALTERNATIVE and suggestion is not None:
         suggested = suggestion.revised_protocol
-    explanation = (explanation_renderer or _default_explanation)(action_type, check_result, suggestion)
+    if explanation_renderer is None:
+        explanation = clip_text(_default_explanation(action_type, check_result, suggestion))
+    else:
+        explanation = explanation_renderer(action_type, check_result, suggestion)
     # Only a renderer's text can break the contract (the default one is never blank at either end).
     trusted = explanation_renderer is None or _is_clean_text(explanation)
     return _action(action_type, check_result.flags, suggested, explanation, trusted)

@@ -39,6 +39,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from replicalab.memo import IdentityMemo
 from replicalab.models import (
+    MAX_LIST_ITEMS,
+    MAX_TEXT_CHARS,
     Constraint,
     Contract,
     ConversationEntry,
@@ -50,6 +52,7 @@ from replicalab.models import (
     ScientistActionType,
     ScientistObservation,
     Substitution,
+    clip_text,
     construct_from,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -58,6 +61,8 @@ from replicalab.text import mentions, occurs, spaced, words
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_OUTPUT_CHARS",
+    "MAX_PROMPT_CHARS",
+    "MIN_PROMPT_CHARS",
     "GenerateFn",
     "ParseErrorCode",
     "RetryMetadata",
@@ -76,13 +81,24 @@ GenerateFn = Callable[[list[dict[str, str]]], str]
 ParseErrorCode = Literal["no_json", "invalid_json", "invalid_action"]
 
 ActionModel = TypeVar("ActionModel", bound=BaseModel)
-MAX_OUTPUT_CHARS = 20_000
-"""Longest model output the parser reads; a longer one is refused as `invalid_json`."""
+MAX_OUTPUT_CHARS = MAX_TEXT_CHARS
+"""Longest model output the parser reads; a longer one is refused as `invalid_json`. The same
+cap as one string of an action, so an output the parser reads never holds a longer string."""
 MAX_JSON_DEPTH = 100
 """Deepest nesting of brackets the parser decodes; deeper JSON is refused as `invalid_json`.
 Python's decoder gives up at a depth that moves with the version (about 1,000 in 3.10 and 3.11,
 5,000 in 3.12, more in 3.13) and with the caller's stack, so without a limit of our own the same
 output could be refused on one machine and decoded on another."""
+
+MAX_PROMPT_CHARS = 60_000
+"""Longest user message `format_scientist_observation` writes unless told otherwise (the text
+env's prompt space holds no more)."""
+MIN_PROMPT_CHARS = 2_000
+"""Shortest budget a user message can be fitted into: the output contract, the round line and
+a little of every other section."""
+_MIN_SECTION_CHARS = 200  # what a section cut to fit the budget keeps at least
+_CUT_NOTE = " [... {} characters cut to fit the prompt ...] "
+_CLOSING_INSTRUCTION = "Respond with exactly one JSON object (a ScientistAction) and nothing else."
 
 _ACTION_FIELDS = tuple(ScientistAction.model_fields)
 _ACTION_TYPES = tuple(kind.value for kind in ScientistActionType)
@@ -134,26 +150,73 @@ def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
     return "\n\n".join(sections)
 
 
-def format_scientist_observation(obs: ScientistObservation) -> str:
-    """One turn's user message: round, paper, conversation, protocol, schema, instruction."""
+def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX_PROMPT_CHARS) -> str:
+    """One turn's user message: round, paper, conversation, protocol, schema, instruction.
+
+    At most `max_chars` long. A longer message loses its oldest conversation entries first (a
+    bullet says how many); if that is not enough, the paper, then the current protocol, then the
+    latest Lab Manager reply are cut in their middle. The output contract (schema reminder and
+    closing instruction) is never cut, and the latest reply is the last entry to go.
+    """
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < MIN_PROMPT_CHARS:
+        raise ValueError(f"max_chars: must be an int of at least {MIN_PROMPT_CHARS}, got {max_chars!r}")
     paper = obs.paper
-    history = "No conversation history yet."
-    if obs.conversation_history:
-        entries = [_describe_entry(e) for e in obs.conversation_history]
-        history = _bullets("Conversation history:", entries)
+    head = f"Round {obs.round_number} of {obs.max_rounds}"
+    brief = (
+        f"Paper:\nTitle: {paper.title}\nHypothesis: {paper.hypothesis}\nMethod: {paper.method}\n"
+        f"Key finding: {paper.key_finding}\nGoal: {obs.experiment_goal}"
+    )
+    entries = [_describe_entry(e) for e in obs.conversation_history]
     current = "No protocol has been proposed yet."
     if obs.current_protocol is not None:
         current = _describe_protocol(obs.current_protocol)
-    sections = [
-        f"Round {obs.round_number} of {obs.max_rounds}",
-        f"Paper:\nTitle: {paper.title}\nHypothesis: {paper.hypothesis}\nMethod: {paper.method}\n"
-        f"Key finding: {paper.key_finding}\nGoal: {obs.experiment_goal}",
-        history,
-        current,
-        _SCHEMA_REMINDER,
-        "Respond with exactly one JSON object (a ScientistAction) and nothing else.",
-    ]
-    return "\n\n".join(sections)
+    text = _observation_text(head, brief, entries, 0, current)
+    if len(text) <= max_chars:
+        return text
+    latest = max((i for i, e in enumerate(obs.conversation_history) if e.role == "lab_manager"), default=None)
+    return _shortened(head, brief, entries, latest, current, max_chars)
+
+
+def _observation_text(head: str, brief: str, entries: list[str], omitted: int, current: str) -> str:
+    """The user message from its parts; `omitted` older entries are left out, and said to be."""
+    if omitted:
+        entries = [f"({omitted} older entries omitted to fit the prompt)", *entries]
+    history = _bullets("Conversation history:", entries) if entries else "No conversation history yet."
+    return "\n\n".join([head, brief, history, current, _SCHEMA_REMINDER, _CLOSING_INSTRUCTION])
+
+
+def _shortened(
+    head: str, brief: str, entries: list[str], latest: int | None, current: str, budget: int
+) -> str:
+    """`format_scientist_observation` over `budget`, shortened as it says (`latest` indexes the
+    latest Lab Manager reply among `entries`, if any)."""
+    # What is over with every entry and the omission note at its longest; each dropped entry
+    # then saves its own bullet line.
+    over = len(_observation_text(head, brief, entries, len(entries), current)) - budget
+    kept = []
+    for i, entry in enumerate(entries):
+        if over > 0 and i != latest:
+            over -= len(entry) + len("\n- ")
+        else:
+            kept.append(entry)
+    omitted = len(entries) - len(kept)
+    parts = [brief, current, *kept]  # when still over, only the latest reply is left in `kept`
+    for i, part in enumerate(parts):
+        if over <= 0:
+            break
+        cut = _cut_middle(part, max(len(part) - over, _MIN_SECTION_CHARS))
+        over -= len(part) - len(cut)
+        parts[i] = cut
+    return _observation_text(head, parts[0], parts[2:], omitted, parts[1])
+
+
+def _cut_middle(text: str, size: int) -> str:
+    """`text` in at most `size` characters (given room for the note): its start and its end
+    around a note of how much was cut."""
+    if len(text) <= size:
+        return text
+    keep = size - len(_CUT_NOTE.format(len(text)))  # the count has at most as many digits
+    return text[: keep - keep // 2] + _CUT_NOTE.format(len(text) - keep) + text[len(text) - keep // 2 :]
 
 
 def _bullets(title: str, lines: Iterable[str]) -> str:
@@ -645,7 +708,20 @@ _DOMAIN_PLANS = {
 }
 _DEFAULT_SAMPLE_SIZE = 10
 _DEFAULT_DURATION_DAYS = 7
-_ACCEPT = ScientistAction(action_type=ScientistActionType.ACCEPT)
+_ACCEPT = construct_from(
+    ScientistAction,
+    {
+        "action_type": ScientistActionType.ACCEPT,
+        "sample_size": 0,
+        "controls": [],
+        "technique": "",
+        "duration_days": 0,
+        "required_equipment": [],
+        "required_reagents": [],
+        "questions": [],
+        "rationale": "",
+    },
+)  # built like `_protocol_action`'s moves, so the episode need not validate it again
 _NO_BLOCKER_TYPES = frozenset(
     {LabManagerActionType.ACCEPT.value, LabManagerActionType.REPORT_FEASIBILITY.value}
 )
@@ -848,10 +924,11 @@ def _swap(items: Iterable[str], table: dict[str, str], swaps: list[str]) -> tupl
 def _with_reviews(
     controls: tuple[str, ...], reviews: tuple[str, ...], forbidden: tuple[str, ...]
 ) -> tuple[str, ...]:
-    """`controls`, then each required review none of them names, all passed through `_allowed`."""
+    """`controls`, then each required review none of them names, all passed through `_allowed`
+    (at most `MAX_LIST_ITEMS` of them: a pack may require more reviews than a plan can hold)."""
     text = "".join(map(spaced, controls))  # one text for all: see `spaced`
     missing = [r for r in reviews if not occurs(r, text)]
-    return _allowed((*controls, *missing), forbidden)
+    return _allowed((*controls, *missing), forbidden)[:MAX_LIST_ITEMS]
 
 
 @lru_cache(maxsize=1024)  # the terms come from the paper's case, which recurs across episodes
@@ -916,7 +993,7 @@ def _opening(
         ),
         _allowed(equipment, brief.forbidden),
         _allowed(reagents, brief.forbidden),
-        rationale,
+        clip_text(rationale),  # quotes the title and names every swap
     )
 
 
@@ -945,5 +1022,5 @@ def _revise(observation: ScientistObservation, protocol: Protocol, scene: _Scene
         list(_with_reviews(tuple(protocol.controls), brief.reviews, brief.forbidden)),
         list(_allowed(equipment, brief.forbidden)),
         list(_allowed(reagents, brief.forbidden)),
-        rationale,
+        clip_text(rationale),
     )

@@ -10,18 +10,25 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Literal, NamedTuple
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from replicalab.models import (
+    MAX_DURATION_DAYS,
+    MAX_LIST_ITEMS,
+    MAX_SAMPLE_SIZE,
     Constraint,
     Contract,
+    Credits,
     ItemKind,
     LabManagerObservation,
     NonEmptyStr,
     Paper,
     ResourceItem,
     ScientistObservation,
+    StaffCount,
     Substitution,
+    TimeLimit,
+    check_budget,
     derived,
 )
 
@@ -36,7 +43,7 @@ class HiddenReferenceSpec(Contract):
     required_elements: list[NonEmptyStr]  # things a faithful replication must include
     flexible_elements: list[NonEmptyStr]  # things that may change without losing fidelity
     target_metric: NonEmptyStr
-    target_value: float
+    target_value: float = Field(allow_inf_nan=False)
     technique: str = ""  # the method as the authors ran it; the generator copies the case's
 
 
@@ -59,11 +66,24 @@ class PaperCase(Contract):
     suggested_controls: list[NonEmptyStr] = Field(min_length=2)
     required_review: NonEmptyStr  # e.g. "independent code review"; a control must name it
     forbidden_practices: list[NonEmptyStr] = Field(min_length=1)
-    base_sample_size: int = Field(ge=2)  # what the paper used
-    min_sample_size: int = Field(ge=1)  # the least that still tests the claim
-    base_duration_days: int = Field(ge=1)
-    min_duration_days: int = Field(ge=1)
+    base_sample_size: int = Field(ge=2, le=MAX_SAMPLE_SIZE)  # what the paper used
+    min_sample_size: int = Field(ge=1, le=MAX_SAMPLE_SIZE)  # the least that still tests the claim
+    base_duration_days: int = Field(ge=1, le=MAX_DURATION_DAYS)
+    min_duration_days: int = Field(ge=1, le=MAX_DURATION_DAYS)
     hidden_reference: HiddenReferenceSpec
+
+    @model_validator(mode="after")
+    def _minimal_plan_within_the_paper(self) -> PaperCase:
+        if self.min_sample_size > self.base_sample_size:
+            raise ValueError(
+                f"min_sample_size: {self.min_sample_size} exceeds base_sample_size {self.base_sample_size}"
+            )
+        if self.min_duration_days > self.base_duration_days:
+            raise ValueError(
+                f"min_duration_days: {self.min_duration_days} exceeds base_duration_days "
+                f"{self.base_duration_days}"
+            )
+        return self
 
 
 class TemplateData(Contract):
@@ -80,11 +100,16 @@ class TemplateData(Contract):
 class LabFacts(Contract):
     """The lab's private numbers; the Lab Manager sees them, the Scientist sees only the brief."""
 
-    budget_total: float
-    budget_remaining: float
-    staff_count: int
-    time_limit_days: int
+    budget_total: Credits
+    budget_remaining: Credits  # at most budget_total
+    staff_count: StaffCount
+    time_limit_days: TimeLimit
     safety_restrictions: list[str]
+
+    @model_validator(mode="after")
+    def _budget_within_total(self) -> LabFacts:
+        check_budget(self.budget_total, self.budget_remaining)
+        return self
 
 
 class NormalizedScenarioPack(Contract):
@@ -98,7 +123,7 @@ class NormalizedScenarioPack(Contract):
     scenario_id: str  # f"{template}-{difficulty}-{seed}"
     template: str
     difficulty: Difficulty
-    seed: int
+    seed: int = Field(ge=0)
     domain_id: str
     case_id: str
     paper: Paper
@@ -106,7 +131,7 @@ class NormalizedScenarioPack(Contract):
     task_summary: str
     success_criteria: list[str]
     constraints: list[Constraint]
-    resources: list[ResourceItem]
+    resources: list[ResourceItem] = Field(max_length=MAX_LIST_ITEMS)  # a plan may ask for them all
     allowed_substitutions: list[Substitution]
     hidden_reference_spec: HiddenReferenceSpec
     lab: LabFacts
