@@ -239,6 +239,7 @@ def evaluate(
         Path | None, typer.Option("--out", "-o", help="Write one EpisodeLog JSON per line to this file.")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Finish an interrupted --out file.")] = False,
+    wide: Annotated[bool, typer.Option(help="Every column of the table (about 150 wide).")] = False,
 ) -> None:
     """Play a Scientist against the grounded Lab Manager over a grid; print the results table."""
     with _user_errors(_USAGE):
@@ -265,17 +266,16 @@ def evaluate(
         _fail(f"interrupted{hint}", 130)
     elapsed = time.perf_counter() - started
     title = (
-        f"{factory().name} vs {GroundedLabManager.name} · reward {settings.reward_config.name} · "
+        f"{factory().name} vs {GroundedLabManager.name} · reward {settings.reward_config.name}\n"
         f"{_count(grid.templates, 'template')} × {_count(grid.difficulties, 'difficulty')} × "
         f"{_count(grid.seeds, 'seed')} = {cells} episodes"
     )
     console = _console()
-    console.print(report.results_table(summarize(result.digests, reference), title))
+    console.print(report.results_table(summarize(result.digests, reference), title, wide=wide))
     if reference is not None and scientist != "oracle":
         best = sum(episode.score for episode in reference) / len(reference)
-        console.print(
-            f"regret and norm. against the oracle on the same seeds (oracle mean score {best:.2f})."
-        )
+        against = "regret and norm." if wide else "norm."
+        console.print(f"{against} against the oracle on the same seeds (oracle mean score {best:.2f}).")
     if result.stats:
         console.print(report.stats_line(result.stats))
     if out is not None:

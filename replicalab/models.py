@@ -517,7 +517,7 @@ class RewardBreakdown(Contract):
     notes: list[str] = Field(default_factory=list)  # one line per deduction, for explain()
 
 
-Verdict = Literal["agreement", "accept_without_consent", "round_limit", "truncated"]
+Verdict = Literal["agreement", "accept_without_consent", "accept_infeasible", "round_limit", "truncated"]
 
 
 class StepRecord(Contract):
