@@ -153,7 +153,7 @@ class _GenerateFailed(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         # Capped, and escaped where JSON could not carry it (a lone surrogate), so it always logs.
-        self.message = message[:_MAX_ERROR_CHARS].encode("utf-8", "backslashreplace").decode("utf-8")
+        self.message = message.encode("utf-8", "backslashreplace").decode("utf-8")[:_MAX_ERROR_CHARS]
 
 
 class LLMScientist:

@@ -8,11 +8,13 @@ import functools
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from baselines.cli import app
 from baselines.policies import GroundedLabManager, LLMScientist
-from baselines.runner import Cell, Grid, play_episode, run_grid
+from baselines.runner import Cell, Grid, Settings, play_episode, run_grid
 from replicalab.models import EpisodeLog
 from tests.test_runner import PROPOSAL
 
@@ -101,6 +103,36 @@ def test_the_episode_goes_on_after_a_failed_call() -> None:
     # Every later turn fails the same way; the Lab Manager still answers each round.
     assert log.verdict == "round_limit" and len(steps) == log.rounds_used == 6
     assert log.invalid_action_count == 5 and sum(s.agent == "lab_manager" for s in log.steps) == 6
+    assert EpisodeLog.model_validate_json(log.model_dump_json()) == log
+
+
+# Any text, lone surrogates included, as an exception's message.
+_MESSAGES = st.text(st.characters(exclude_categories=()), max_size=2_000)
+_NOT_TEXT = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(),
+    st.binary(),
+    st.lists(st.text()),
+    st.dictionaries(st.text(), st.text()),
+)
+_EXCEPTIONS = st.sampled_from([ValueError, RuntimeError, OSError, KeyError, TimeoutError, ModelServerDown])
+
+
+@settings(max_examples=40, deadline=None)
+@given(answer=st.one_of(_NOT_TEXT, st.tuples(_EXCEPTIONS, _MESSAGES)))
+@example(answer=(ValueError, "\udcff" * 400))  # escaped, it grows sixfold: still capped
+def test_whatever_the_model_does_the_episode_ends_and_logs(answer: object) -> None:
+    def model(messages: list[dict[str, str]]) -> str:
+        if isinstance(answer, tuple):
+            kind, message = answer
+            raise kind(message)
+        return answer  # type: ignore[return-value]
+
+    log = play_episode(CELL, LLMScientist(model), GroundedLabManager(), Settings(max_rounds=2))
+    assert log.verdict == "round_limit"
+    for code, message in _scientist_steps(log):
+        assert code == "generate_error" and message is not None and len(message) <= 500
     assert EpisodeLog.model_validate_json(log.model_dump_json()) == log
 
 
