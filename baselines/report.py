@@ -52,14 +52,14 @@ _RESULT_COLUMNS: dict[str, Callable[[Summary], str]] = {
     "regret": lambda row: number(row.regret),
     "norm.": lambda row: number(row.normalised),
 }
-NARROW_COLUMNS = ("n", "score ± 95% CI", "agree", "accepted\ninfeasible", "norm.")
+_NARROW_COLUMNS = ("n", "score ± 95% CI", "agree", "accepted\ninfeasible", "norm.")
 """The default columns after `cell`: what an 80-column terminal holds without cutting a value."""
 
 
 def results_table(rows: Sequence[Summary], title: str, *, wide: bool = False) -> Table:
     """One row per template/difficulty, then the overall row in bold; every column if `wide`."""
     table = Table(title=Text(title), title_justify="left", header_style="bold")
-    columns = list(_RESULT_COLUMNS) if wide else NARROW_COLUMNS
+    columns = list(_RESULT_COLUMNS) if wide else _NARROW_COLUMNS
     # A long family name folds onto a second line; the numbers never wrap or get cut.
     table.add_column("cell", overflow="fold")
     for name in columns:
