@@ -2,7 +2,8 @@
 
     replicalab evaluate                       # baseline vs grounded Lab Manager, 180 episodes
     replicalab evaluate --scientist random --out runs/random.jsonl --jobs 2
-    replicalab replay runs/random.jsonl 3     # or an episode id
+    replicalab replay runs/random.jsonl 3     # or an episode id; -1 is the last
+    replicalab evaluate --template-file my_family.json -t my_family --seeds 2
     replicalab scenarios --show ml_benchmark hard 7
     replicalab compare-rewards --out-dir reward-comparison
 
@@ -19,6 +20,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -49,7 +52,13 @@ from replicalab.agents.scientist_policy import GenerateFn
 from replicalab.episode import MIN_ROUNDS
 from replicalab.models import EpisodeLog
 from replicalab.rewards import PRESETS, RewardConfig, get_preset
-from replicalab.scenarios import available_scenario_families, generate_scenario
+from replicalab.scenarios import (
+    BUILTIN_TEMPLATES,
+    TemplateData,
+    available_scenario_families,
+    generate_scenario,
+    register_template,
+)
 
 app = typer.Typer(
     name="replicalab",
@@ -110,19 +119,34 @@ def _grid(templates: list[str] | None, difficulties: list[str] | None, seeds: in
 
 
 def _reward_config(value: str) -> RewardConfig:
+    """A preset by name, else a RewardConfig JSON file; a value with a suffix or a directory in
+    it names a file, so a missing one is reported as a missing file, not as an unknown preset."""
     if value in PRESETS:
         return get_preset(value)
     path = Path(value)
-    if path.suffix == ".json" and path.is_file():
+    if path.is_file():
         try:
             return RewardConfig.model_validate_json(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise _Problem(f"reward config: {path} is not a RewardConfig: {exc}", _USAGE) from None
+        except ValidationError as exc:
+            raise _Problem(
+                f"reward config: {path} is not a RewardConfig: {_first_error(exc)}", _USAGE
+            ) from None
+    if path.suffix or len(path.parts) > 1:
+        why = "is not a file" if path.exists() else "no such file"
+        raise _Problem(f"reward config: {path}: {why}", _USAGE)
     raise _Problem(
         f"reward config: unknown preset {value!r}; valid: {', '.join(PRESETS)} "
         "(or a RewardConfig .json file)",
         _USAGE,
     )
+
+
+def _first_error(error: ValidationError) -> str:
+    """A file's first validation error on one line: where in the file, and what is wrong."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the whole file"
+    more = error.error_count() - 1
+    return f"{where}: {first['msg']}" + (f" (and {more} more)" if more else "")
 
 
 def _load_generate_fn(spec: str) -> GenerateFn:
@@ -143,17 +167,61 @@ def _load_generate_fn(spec: str) -> GenerateFn:
     return target
 
 
-def _scientist(name: str, generate_fn: str | None) -> PolicyFactory:
-    if name == "llm":
-        if generate_fn is None:
-            raise _Problem("--scientist llm needs --generate-fn MODULE:ATTR", _USAGE)
-        return functools.partial(LLMScientist, _load_generate_fn(generate_fn))
-    if generate_fn is not None:
-        raise _Problem("--generate-fn applies to --scientist llm only", _USAGE)
-    if name not in SCIENTISTS:
-        valid = ", ".join([*SCIENTISTS, "llm"])
-        raise _Problem(f"scientist: unknown policy {name!r}; valid: {valid}", _USAGE)
-    return SCIENTISTS[name]
+def _scientists(names: list[str], generate_fn: str | None, option: str) -> dict[str, PolicyFactory]:
+    """The policies by name (given with `option`); `llm` is built around the `--generate-fn`
+    model, which it needs and nothing else takes."""
+    factories: dict[str, PolicyFactory] = {}
+    for name in names:
+        if name == "llm":
+            if generate_fn is None:
+                raise _Problem(f"{option} llm needs --generate-fn MODULE:ATTR", _USAGE)
+            factories[name] = functools.partial(LLMScientist, _load_generate_fn(generate_fn))
+        elif name in SCIENTISTS:
+            factories[name] = SCIENTISTS[name]
+        else:
+            valid = ", ".join([*SCIENTISTS, "llm"])
+            raise _Problem(f"scientist: unknown policy {name!r}; valid: {valid}", _USAGE)
+    if generate_fn is not None and "llm" not in factories:
+        raise _Problem(f"--generate-fn applies to {option} llm only", _USAGE)
+    return factories
+
+
+def _register_templates(paths: list[Path] | None) -> None:
+    """Register each family file before anything reads the registry (the grid checks names).
+
+    A file may not take a built-in family's name, nor two files one name; registering the same
+    family again in one process replaces it, so a command can be run twice from Python."""
+    seen: dict[str, Path] = {}
+    for path in paths or []:
+        try:
+            data = TemplateData.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            raise _Problem(f"--template-file: {path}: {_first_error(exc)}", _USAGE) from None
+        name = data.template
+        if name in BUILTIN_TEMPLATES:
+            raise _Problem(
+                f"--template-file: {path} names the built-in family {name!r}; give it a name of its own",
+                _USAGE,
+            )
+        if name in seen:
+            raise _Problem(f"--template-file: {seen[name]} and {path} both define {name!r}", _USAGE)
+        seen[name] = path
+        try:
+            register_template(data, replace=True)
+        except ValueError as exc:
+            raise _Problem(f"--template-file: {path}: {exc}", _USAGE) from None
+
+
+def _writable_dir(path: Path, option: str) -> None:
+    """Create `path` and prove a file can be written there, before hours of episodes depend on it."""
+    if path.exists() and not path.is_dir():
+        raise _Problem(f"{option}: {path} is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise _Problem(f"{option}: cannot write to {path}: {exc.strerror or exc}") from None
 
 
 @contextmanager
@@ -201,6 +269,15 @@ def _progress(total: int, description: str) -> Iterator[Callable[[EpisodeDigest]
         yield advance
 
 
+TemplateFilesOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--template-file",
+        exists=True,
+        dir_okay=False,
+        help="A scenario family's JSON file (a TemplateData) to register first; repeatable.",
+    ),
+]
 TemplatesOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -217,6 +294,9 @@ MaxRoundsOpt = Annotated[
 ]
 JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")]
 SeedsOpt = Annotated[int, typer.Option(min=1, help="Seeds per template × difficulty.")]
+GenerateFnOpt = Annotated[
+    str | None, typer.Option(help="MODULE:ATTR of a GenerateFn (messages -> text), for the llm scientist.")
+]
 
 
 @app.command()
@@ -228,9 +308,7 @@ def evaluate(
     scientist: Annotated[
         str, typer.Option("--scientist", "-s", help="baseline | random | oracle | llm.")
     ] = "baseline",
-    generate_fn: Annotated[
-        str | None, typer.Option(help="MODULE:ATTR of a GenerateFn (messages -> text), for --scientist llm.")
-    ] = None,
+    generate_fn: GenerateFnOpt = None,
     reward_config: Annotated[
         str,
         typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
@@ -242,14 +320,22 @@ def evaluate(
         Path | None, typer.Option("--out", "-o", help="Write one EpisodeLog JSON per line to this file.")
     ] = None,
     resume: Annotated[bool, typer.Option(help="Finish an interrupted --out file.")] = False,
+    force: Annotated[bool, typer.Option(help="Overwrite an existing --out file.")] = False,
+    wide: Annotated[bool, typer.Option(help="Every column of the table (about 150 wide).")] = False,
+    template_files: TemplateFilesOpt = None,
 ) -> None:
     """Play a Scientist against the grounded Lab Manager over a grid; print the results table."""
     with _user_errors(_USAGE):
+        _register_templates(template_files)
         grid = _grid(templates, difficulties, seeds, first_seed)
-        factory = _scientist(scientist, generate_fn)
+        factory = _scientists([scientist], generate_fn, "--scientist")[scientist]
         settings = Settings(reward_config=_reward_config(reward_config), max_rounds=max_rounds)
         if resume and out is None:
             raise _Problem("--resume needs --out", _USAGE)
+        if resume and force:
+            raise _Problem("--resume appends to --out and --force overwrites it: give one", _USAGE)
+    if out is not None and not (resume or force) and out.is_file() and out.stat().st_size > 0:
+        _fail(f"{out} already holds episodes: --resume finishes that run, --force overwrites it", 1)
     with_oracle = oracle and scientist != "oracle"
     cells = len(grid.cells())
     started = time.perf_counter()
@@ -268,27 +354,28 @@ def evaluate(
         _fail(f"interrupted{hint}", 130)
     elapsed = time.perf_counter() - started
     title = (
-        f"{factory().name} vs {GroundedLabManager.name} · reward {settings.reward_config.name} · "
-        f"{_count(grid.templates, 'template')} × {_count(grid.difficulties, 'difficulty')} × "
-        f"{_count(grid.seeds, 'seed')} = {cells} episodes"
+        f"{factory().name} vs {GroundedLabManager.name} · reward {settings.reward_config.name}\n"
+        f"{_count(len(grid.templates), 'template')} × {_count(len(grid.difficulties), 'difficulty')} × "
+        f"{_count(len(grid.seeds), 'seed')} = {_count(cells, 'episode')}"
     )
     console = _console()
-    console.print(report.results_table(summarize(result.digests, reference), title))
+    console.print(report.results_table(summarize(result.digests, reference), title, wide=wide))
     if reference is not None and scientist != "oracle":
         best = sum(episode.score for episode in reference) / len(reference)
-        console.print(
-            f"regret and norm. against the oracle on the same seeds (oracle mean score {best:.2f})."
-        )
+        against = "regret and norm." if wide else "norm."
+        console.print(f"{against} against the oracle on the same seeds (oracle mean score {best:.2f}).")
     if result.stats:
         console.print(report.stats_line(result.stats))
     if out is not None:
-        console.print(Text(f"logs: {out} ({cells} episodes, {result.resumed} resumed)"))
-    console.print(f"{cells * (1 + with_oracle) - result.resumed} episodes played in {elapsed:.1f} s")
+        console.print(Text(f"logs: {out} ({_count(cells, 'episode')}, {result.resumed} resumed)"))
+    played = _count(cells * (1 + with_oracle) - result.resumed, "episode")
+    console.print(f"{played} played in {elapsed:.1f} s")
 
 
-def _count(items: tuple[object, ...], noun: str) -> str:
+def _count(count: int, noun: str) -> str:
+    """`1 seed`, `2 seeds`, `3 difficulties`."""
     plural = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
-    return f"{len(items)} {noun if len(items) == 1 else plural}"
+    return f"{count} {noun if count == 1 else plural}"
 
 
 def _parse_line(path: Path, lines: list[bytes], i: int) -> EpisodeLog:
@@ -309,7 +396,7 @@ def _find_episode(path: Path, episode: str) -> EpisodeLog:
     if episode.lstrip("-").isdigit():
         index = int(episode)
         if not -len(lines) <= index < len(lines):
-            raise _Problem(f"{path}: index {index} is out of range ({len(lines)} episodes)")
+            raise _Problem(f"{path}: index {index} is out of range ({_count(len(lines), 'episode')})")
         return _parse_line(path, lines, index % len(lines))
     wanted = b'"episode_id":' + json.dumps(episode, ensure_ascii=False).encode("utf-8")
     for i, line in enumerate(lines):
@@ -318,7 +405,8 @@ def _find_episode(path: Path, episode: str) -> EpisodeLog:
     raise _Problem(f"{path}: no episode with id {episode!r} (give an id or a 0-based index)")
 
 
-@app.command()
+# Unknown options pass through as arguments, so a negative index (`replay FILE -1`) is an index.
+@app.command(context_settings={"ignore_unknown_options": True})
 def replay(
     path: Annotated[Path, typer.Argument(help="A JSONL file written by `evaluate --out`.")],
     episode: Annotated[str, typer.Argument(help="Episode id, or 0-based index (-1 = last).")] = "0",
@@ -343,8 +431,11 @@ def scenarios(
             "--json", help="JSON instead of tables (with --show: the whole pack, hidden parts too)."
         ),
     ] = False,
+    template_files: TemplateFilesOpt = None,
 ) -> None:
     """List the scenario families, or show one generated scenario."""
+    with _user_errors(_USAGE):
+        _register_templates(template_files)
     if show is None:
         families = available_scenario_families()
         if as_json:
@@ -373,6 +464,7 @@ def compare_rewards_command(
             "--scientists", "-s", help="Policies, comma-separated (default: baseline,random,oracle)."
         ),
     ] = None,
+    generate_fn: GenerateFnOpt = None,
     presets: Annotated[
         list[str] | None,
         typer.Option("--presets", "-p", help="Reward presets or JSON files (default: every preset)."),
@@ -382,29 +474,31 @@ def compare_rewards_command(
     out_dir: Annotated[
         Path, typer.Option("--out-dir", help="Where the CSV table and the PNG figure go.")
     ] = Path("reward-comparison"),
+    template_files: TemplateFilesOpt = None,
 ) -> None:
     """Run policies under each reward preset; table, CSV and PNG of the mean reward components."""
     from baselines.compare import compare_rewards, component_names, plot, write_csv
 
     with _user_errors(_USAGE):
+        _register_templates(template_files)
         grid = _grid(templates, difficulties, seeds, first_seed)
-        chosen = _names(scientists) or list(SCIENTISTS)
-        factories = {name: _scientist(name, None) for name in chosen}
+        factories = _scientists(_names(scientists) or list(SCIENTISTS), generate_fn, "--scientists")
         configs = [_reward_config(name) for name in _names(presets) or list(PRESETS)]
+    with _user_errors():
+        _writable_dir(out_dir, "--out-dir")
     total = len(grid.cells()) * len(factories) * len(configs)
     try:
         with _user_errors(), _stop_on_sigterm(), _progress(total, "episodes") as advance:
             rows = compare_rewards(
                 grid, factories, configs, max_rounds=max_rounds, jobs=jobs, on_episode=advance
             )
-            out_dir.mkdir(parents=True, exist_ok=True)
             write_csv(rows, out_dir / "reward_components.csv")
             plot(rows, out_dir / "reward_components.png")
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     names = component_names(rows)
     table = Table(
-        title=f"mean scientist reward per episode by component ({len(grid.cells())} episodes per row)",
+        title=f"mean scientist reward per episode by component ({_count(len(grid.cells()), 'episode')} per row)",
         title_justify="left",
         header_style="bold",
     )

@@ -8,7 +8,9 @@ Definitions (per template × difficulty, and overall):
   the run's `RewardConfig` (judge reward, penalties, shaping).
 - mean ± a 95 % confidence interval: Student's t interval, mean ± t(0.975, n-1)·s/√n, with the
   sample standard deviation s; no interval for a single episode.
-- agreement rate: share of episodes with verdict `agreement`; rounds: mean `rounds_used`.
+- agreement rate: share of episodes with verdict `agreement`, an accepted plan that passes every
+  hard check; accepted-infeasible rate: share with verdict `accept_infeasible`, a plan accepted
+  with the Lab Manager's consent although it fails a hard check. Rounds: mean `rounds_used`.
 - invalid-action rate: refused moves / agent steps, both agents, pooled over episodes.
 - rigor / feasibility / fidelity: means over the agreed protocols (NaN when none agreed).
 - regret: mean over cells of (oracle score - policy score) on the same (template, difficulty,
@@ -86,6 +88,7 @@ class Summary:
     score: Estimate
     returns: Estimate
     agreement_rate: float
+    accepted_infeasible_rate: float
     mean_rounds: float
     invalid_rate: float
     rigor: float
@@ -177,6 +180,7 @@ def summarize_group(
         score=Estimate.of([episode.score for episode in episodes]),
         returns=Estimate.of([episode.scientist_return for episode in episodes]),
         agreement_rate=_mean(float(episode.verdict == "agreement") for episode in episodes),
+        accepted_infeasible_rate=_mean(float(episode.verdict == "accept_infeasible") for episode in episodes),
         mean_rounds=_mean(episode.rounds_used for episode in episodes),
         invalid_rate=(
             sum(episode.invalid_action_count for episode in episodes) / steps if steps else math.nan

@@ -1,8 +1,8 @@
 """Policies the runner can seat at the table, behind one small interface.
 
 A policy reads the `Episode` it plays in and returns its move: a `ScientistAction`, a
-`LabManagerAction`, or raw model text (the episode parses it and records a parser error as a
-refused move). Each policy looks only at what its role may see — the Scientist policies read
+`LabManagerAction`, raw model text (the episode parses it and records a parser error as a
+refused move), or an `ActionError` for a move it could not make (recorded as refused too). Each policy looks only at what its role may see — the Scientist policies read
 `episode.scientist_observation()` or the public brief, the grounded Lab Manager reads the
 episode's grounded response — except `OracleScientist` (in `baselines.oracle`), which reads
 the hidden reference on purpose to give every report an upper bound.
@@ -27,12 +27,13 @@ from replicalab.agents import (
     call_scientist_with_retry,
 )
 from replicalab.agents.scientist_policy import GenerateFn
-from replicalab.episode import SCIENTIST_ACTION_TYPES, Episode
+from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
 from replicalab.models import LabManagerAction, ScientistAction, ScientistActionType
 from replicalab.scenarios import NormalizedScenarioPack
 
-Move = ScientistAction | LabManagerAction | str
-"""What a policy returns; a string is model text for the episode's parser."""
+Move = ScientistAction | LabManagerAction | ActionError | str
+"""What a policy returns; a string is model text for the episode's parser, an `ActionError` a
+move the policy could not make (the episode records it as refused)."""
 
 
 @runtime_checkable
@@ -143,14 +144,30 @@ class RandomScientist:
         )
 
 
+_MAX_ERROR_CHARS = 500  # of a failed model call's message in the log
+
+
+class _GenerateFailed(Exception):
+    """The model call raised or returned a non-string; `message` goes into the episode's log."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        # Capped, and escaped where JSON could not carry it (a lone surrogate), so it always logs.
+        self.message = message.encode("utf-8", "backslashreplace").decode("utf-8")[:_MAX_ERROR_CHARS]
+
+
 class LLMScientist:
     """A language model as the Scientist, through the seed's prompt → parse → retry loop.
 
     Each turn calls `call_scientist_with_retry` with the scenario's system prompt. When every
     retry fails, the last raw text goes to the episode unchanged, so the episode records the
     parser's error code and the turn is consumed (and penalised) like any malformed move.
-    `stats()`: model calls, retries, and turns lost to parse failures since the last reset.
-    For parallel runs the `generate_fn` must survive pickling unless the platform forks.
+    A model that raises, or answers with something other than a string, loses the turn the same
+    way under the code `generate_error` (with the exception's type and message), without a
+    retry: a parse error is the model's to correct, a failed call is not. Either way the run
+    goes on with the next turn. `stats()`: model calls, retries, turns lost to parse failures
+    and turns lost to failed calls since the last reset. For parallel runs the `generate_fn`
+    must survive pickling unless the platform forks.
     """
 
     def __init__(self, generate_fn: GenerateFn, *, max_retries: int = 2, name: str = "llm") -> None:
@@ -167,33 +184,49 @@ class LLMScientist:
         self.calls = 0
         self.retries = 0
         self.parse_failures = 0
+        self.generate_errors = 0
 
     def stats(self) -> dict[str, float]:
         return {
             "llm_calls": self.calls,
             "llm_retries": self.retries,
             "llm_parse_failures": self.parse_failures,
+            "llm_generate_errors": self.generate_errors,
         }
 
     def act(self, episode: Episode) -> Move:
         if episode.scenario is not self._scenario:
             self._scenario = episode.scenario
             self._system_prompt = build_scientist_system_prompt(episode.scenario)
+        calls_before = self.calls
         try:
             result = call_scientist_with_retry(
-                self.generate_fn,
+                self._generate,
                 self._system_prompt,
                 episode.scientist_observation(),
                 max_retries=self.max_retries,
             )
         except ScientistOutputParseError as error:
-            self.calls += self.max_retries + 1
             self.retries += self.max_retries
             self.parse_failures += 1
             return error.raw_text
-        self.calls += result.metadata.attempt_count
+        except _GenerateFailed as failed:
+            self.retries += self.calls - calls_before - 1
+            self.generate_errors += 1
+            return ActionError(code="generate_error", message=failed.message)
         self.retries += result.metadata.retry_count
         return result.action
+
+    def _generate(self, messages: list[dict[str, str]]) -> str:
+        """One model call; a failure of the model's own becomes `_GenerateFailed`."""
+        self.calls += 1
+        try:
+            text = self.generate_fn(messages)
+        except Exception as exc:  # any failure of user code, not a bug of ours: logged, not raised
+            raise _GenerateFailed(f"generate_fn raised {type(exc).__name__}: {exc}") from exc
+        if not isinstance(text, str):
+            raise _GenerateFailed(f"generate_fn returned {type(text).__name__}, not str")
+        return text
 
 
 SCIENTISTS: dict[str, Callable[[], Policy]] = {

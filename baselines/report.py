@@ -7,7 +7,7 @@ Every string that comes from data (scenario texts, model output, explanations) g
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from rich.console import Group, RenderableType
 from rich.panel import Panel
@@ -38,39 +38,36 @@ def estimate(value: Estimate) -> str:
     return f"{value.mean:.2f} ± {value.half_width:.2f}"
 
 
-def results_table(rows: Sequence[Summary], title: str) -> Table:
-    """One row per template/difficulty, then the overall row in bold."""
+_RESULT_COLUMNS: dict[str, Callable[[Summary], str]] = {
+    "n": lambda row: str(row.episodes),
+    "score ± 95% CI": lambda row: estimate(row.score),
+    "return ± 95% CI": lambda row: estimate(row.returns),
+    "agree": lambda row: percent(row.agreement_rate),
+    "accepted\ninfeasible": lambda row: percent(row.accepted_infeasible_rate),
+    "rounds": lambda row: number(row.mean_rounds, 1),
+    "invalid": lambda row: percent(row.invalid_rate),
+    "rigor": lambda row: number(row.rigor),
+    "feas.": lambda row: number(row.feasibility),
+    "fidelity": lambda row: number(row.fidelity),
+    "regret": lambda row: number(row.regret),
+    "norm.": lambda row: number(row.normalised),
+}
+_NARROW_COLUMNS = ("n", "score ± 95% CI", "agree", "accepted\ninfeasible", "norm.")
+"""The default columns after `cell`: what an 80-column terminal holds without cutting a value."""
+
+
+def results_table(rows: Sequence[Summary], title: str, *, wide: bool = False) -> Table:
+    """One row per template/difficulty, then the overall row in bold; every column if `wide`."""
     table = Table(title=Text(title), title_justify="left", header_style="bold")
-    columns = (
-        "cell",
-        "n",
-        "score ± 95% CI",
-        "return ± 95% CI",
-        "agree",
-        "rounds",
-        "invalid",
-        "rigor",
-        "feas.",
-        "fidelity",
-        "regret",
-        "norm.",
-    )
-    for i, name in enumerate(columns):
-        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=True)
+    columns = list(_RESULT_COLUMNS) if wide else _NARROW_COLUMNS
+    # A long family name folds onto a second line; the numbers never wrap or get cut.
+    table.add_column("cell", overflow="fold")
+    for name in columns:
+        table.add_column(name, justify="right", no_wrap=True)
     for row in rows:
         table.add_row(
             Text(row.label),
-            str(row.episodes),
-            estimate(row.score),
-            estimate(row.returns),
-            percent(row.agreement_rate),
-            number(row.mean_rounds, 1),
-            percent(row.invalid_rate),
-            number(row.rigor),
-            number(row.feasibility),
-            number(row.fidelity),
-            number(row.regret),
-            number(row.normalised),
+            *(_RESULT_COLUMNS[name](row) for name in columns),
             style="bold" if row.label == "overall" else None,
             end_section=row is rows[-2] if len(rows) > 1 else False,
         )

@@ -42,8 +42,10 @@ from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import (
     DEFAULT_MAX_ROUNDS,
     DIFFICULTIES,
+    TemplateData,
     generate_scenario,
     get_template,
+    register_template,
     template_names,
 )
 from replicalab.scenarios.registry import check_difficulty, template_key
@@ -192,9 +194,25 @@ def _chunks(todo: list[tuple[int, Cell]], jobs: int) -> list[list[tuple[int, Cel
     return [todo[i : i + size] for i in range(0, len(todo), size)]
 
 
-def _init_pool_worker(scientist: PolicyFactory, lab_manager: PolicyFactory, settings: Settings) -> None:
+def _init_pool_worker(
+    scientist: PolicyFactory,
+    lab_manager: PolicyFactory,
+    settings: Settings,
+    templates: tuple[TemplateData, ...],
+) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    _adopt_templates(templates)
     _init_worker(scientist, lab_manager, settings)
+
+
+def _adopt_templates(templates: tuple[TemplateData, ...]) -> None:
+    """Register the parent's templates in a worker. A forked worker inherits the parent's
+    registry and changes nothing here; a spawned one starts with the built-ins only, so a family
+    the parent registered (or replaced) would be unknown or different without this."""
+    registered = set(template_names())
+    for data in templates:
+        if data.template not in registered or get_template(data.template) != data:
+            register_template(data, replace=True)
 
 
 def _outcomes(
@@ -216,6 +234,9 @@ def _outcomes(
 
 def _open_log(path: Path, stack: ExitStack) -> BinaryIO:
     """`path` opened for appending (created if missing) and locked against a second writer."""
+    for folder in (path.parent, *path.parent.parents):
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"{path}: {folder} is not a directory")
     path.parent.mkdir(parents=True, exist_ok=True)
     handle = stack.enter_context(path.open("a+b"))
     if sys.platform != "win32":
@@ -310,7 +331,12 @@ def run_grid(
                 ProcessPoolExecutor(
                     max_workers=jobs,
                     initializer=_init_pool_worker,
-                    initargs=(scientist, lab_manager, settings),
+                    initargs=(
+                        scientist,
+                        lab_manager,
+                        settings,
+                        tuple(get_template(name) for name in grid.templates),
+                    ),
                 )
             )
             stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # on error: stop soon

@@ -45,7 +45,7 @@ def _row(output: str, label: str) -> list[str]:
 
 
 def test_evaluate_prints_a_table_per_cell_with_regret(runner: CliRunner) -> None:
-    out = _ok(runner, "evaluate", *TINY)
+    out = _ok(runner, "evaluate", *TINY, "--wide")
     assert "baseline vs grounded · reward default" in out
     assert "1 template × 2 difficulties × 2 seeds = 4 episodes" in out
     for label in ("ml_benchmark/easy", "ml_benchmark/hard"):
@@ -58,9 +58,9 @@ def test_evaluate_prints_a_table_per_cell_with_regret(runner: CliRunner) -> None
 
 
 def test_evaluate_oracle_has_no_regret(runner: CliRunner) -> None:
-    overall = _row(_ok(runner, "evaluate", *TINY, "--scientist", "oracle"), "overall")
+    overall = _row(_ok(runner, "evaluate", *TINY, "--scientist", "oracle", "--wide"), "overall")
     assert overall[-2:] == ["0.00", "1.00"]
-    no_oracle = _row(_ok(runner, "evaluate", *TINY, "--no-oracle"), "overall")
+    no_oracle = _row(_ok(runner, "evaluate", *TINY, "--no-oracle", "--wide"), "overall")
     assert no_oracle[-2:] == ["—", "—"]
 
 
@@ -96,17 +96,18 @@ def test_evaluate_llm_reports_its_retries(runner: CliRunner) -> None:
         "llm",
         "--generate-fn",
         "tests.test_runner:flaky_model",
+        "--wide",
     )
     assert "llm vs grounded" in out
-    assert "policy counters: llm_calls 14, llm_parse_failures 2, llm_retries 8" in out
-    invalid = _row(out, "overall")[6]
+    assert "policy counters: llm_calls 14, llm_generate_errors 0, llm_parse_failures 2, llm_retries 8" in out
+    invalid = _row(out, "overall")[7]
     assert invalid != "0%"
 
 
 def test_evaluate_with_a_reward_config_file(runner: CliRunner, tmp_path: Path) -> None:
     config = tmp_path / "mine.json"
     config.write_text(json.dumps({"name": "mine", "step_cost": 0.5}))
-    out = _ok(runner, "evaluate", *TINY, "--reward-config", str(config), "--no-oracle")
+    out = _ok(runner, "evaluate", *TINY, "--reward-config", str(config), "--no-oracle", "--wide")
     returns = _row(out, "overall")[3]
     score = _row(out, "overall")[2]
     assert "reward mine" in out and returns != score  # the step cost shows in the return

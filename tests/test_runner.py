@@ -249,7 +249,12 @@ def test_llm_scientist_survives_malformed_output_and_counts_retries() -> None:
     result = run_grid(grid, LLM)
     n = len(grid.cells())
     # Per episode: round 1 = 2 calls (1 retry), round 2 = 3 calls, all failed, round 3 = 2 calls.
-    assert result.stats == {"llm_calls": 7 * n, "llm_retries": 4 * n, "llm_parse_failures": n}
+    assert result.stats == {
+        "llm_calls": 7 * n,
+        "llm_retries": 4 * n,
+        "llm_parse_failures": n,
+        "llm_generate_errors": 0,
+    }
     for log in result.logs:
         assert log.verdict is not None and log.rounds_used == 3
         refused = [step for step in log.steps if step.error_code is not None]
