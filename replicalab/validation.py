@@ -16,9 +16,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import Constraint, Protocol, ValidationIssue, ValidationResult, construct
+from replicalab.models import Protocol, ValidationIssue, ValidationResult, construct
 from replicalab.scenarios.types import NormalizedScenarioPack
-from replicalab.text import affirmed, content_words, occurs, spaced
+from replicalab.text import affirmed, content_words, distinct_contents, occurs, spaced
 
 _REFERENCE_COVERAGE = 0.5  # share of an element's content words the plan must mention
 
@@ -62,13 +62,18 @@ def _practised(term: str, technique: str, rationale: str, controls: tuple[str, .
 
 
 def _constraint_issues(
-    constraints: list[Constraint], protocol: Protocol, cost: float, staff: int
+    scenario: NormalizedScenarioPack,
+    protocol: Protocol,
+    controls: tuple[str, ...],
+    distinct: int,
+    cost: float,
+    staff: int,
 ) -> list[ValidationIssue]:
-    """One issue per constraint the plan violates, naming it, in the constraints' order."""
-    controls = tuple(protocol.controls)
-    measures = (protocol.duration_days, cost, staff, protocol.sample_size, len(set(controls)))
+    """One issue per constraint the plan violates, naming it, in the constraints' order;
+    `distinct` is how many of the plan's `controls` are distinct (`distinct_contents`)."""
+    measures = (protocol.duration_days, cost, staff, protocol.sample_size, distinct)
     issues = []
-    for c in constraints:  # a field is read only where its kind uses it: most constraints pass
+    for c in scenario.constraints:  # a field is read only where its kind uses it: most constraints pass
         kind = c.kind
         rule = _BOUNDS.get(kind)
         if rule is not None:
@@ -164,9 +169,13 @@ def lab_issues(
         issues.append(_issue("error", "protocol", "duration_days must be at least 1"))
     if not protocol.technique:
         issues.append(_issue("error", "protocol", "technique is missing"))
-    if not protocol.controls:
+    controls = tuple(protocol.controls)
+    distinct = len(distinct_contents(controls))
+    if not controls:
         issues.append(_issue("warning", "protocol", "no controls: results cannot be compared"))
-    issues += _constraint_issues(scenario.constraints, protocol, cost, staff)
+    elif distinct < len(controls):  # the repeats the judge charges as padding
+        issues.append(_issue("warning", "protocol", "duplicate controls listed"))
+    issues += _constraint_issues(scenario, protocol, controls, distinct, cost, staff)
     time_limit = scenario.lab.time_limit_days
     if protocol.duration_days > time_limit and not any(
         i.category == "schedule" and i.severity == "error" for i in issues
