@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 import pytest
+from pydantic import ValidationError
 
 from replicalab.agents.lab_manager_policy import check_feasibility, respond
 from replicalab.agents.scientist_policy import build_scientist_system_prompt
 from replicalab.models import LabManagerActionType, Protocol
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario, get_template
-from replicalab.scenarios.types import NormalizedScenarioPack
+from replicalab.scenarios.types import NormalizedScenarioPack, TemplateData
 from replicalab.text import NEGATIONS, mentions, words
 from replicalab.validation import validate_protocol
 from tests.test_judge import good_plan
@@ -142,3 +143,13 @@ def test_restricted_practices_are_phrases_no_faithful_plan_uses(template: str) -
                 assert not mentions(practice, text), f"{case.case_id}: {practice!r} in {text!r}"
             for own in case.forbidden_practices:
                 assert not mentions(practice, own) and not mentions(own, practice), (case.case_id, own)
+
+
+def test_a_template_must_list_its_restricted_practices() -> None:
+    data = get_template("finance_trading").model_dump()
+    for missing in (
+        {k: v for k, v in data.items() if k != "restricted_practices"},
+        {**data, "restricted_practices": []},
+    ):
+        with pytest.raises(ValidationError, match="restricted_practices"):
+            TemplateData.model_validate(missing)
