@@ -103,6 +103,17 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words(text) if w not in STOP_WORDS)
 
 
+@lru_cache(maxsize=4096)
+def distinct_contents(texts: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    """The distinct meaningful entries of a list, each as its set of content words, in a fixed
+    order. Entries that differ only in case, stop-words or word order are one entry, and an entry
+    without a content word is none: this is what "distinct" means for controls, wherever they
+    are counted (validation's minimum and duplicates, the judge's rigor and padding)."""
+    keys = {content_words(text) for text in texts}
+    keys.discard(frozenset())
+    return tuple(sorted(keys, key=sorted))
+
+
 @lru_cache(maxsize=8192)
 def spaced(text: str) -> str:
     """The words of `text` joined by single spaces and framed by spaces: a whole-word phrase

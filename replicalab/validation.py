@@ -8,7 +8,8 @@ Errors are what a check must fail on; warnings are what a careful reviewer would
 
 Validation runs on every proposal of every episode, each in a new pack, so it keeps no per-pack
 state: numeric rules compare one measure of the plan with the bound, and the text rules (reviews,
-forbidden practices) are cached on the term and the plan's texts, which recur across packs.
+forbidden practices) are cached on their terms and the plan's texts, which recur across packs.
+Forbidden practices are the case's own and the lab's safety rules alike: both are constraints.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import Constraint, Protocol, ValidationIssue, ValidationResult, construct
+from replicalab.models import Protocol, ValidationIssue, ValidationResult, construct
 from replicalab.scenarios.types import NormalizedScenarioPack
-from replicalab.text import affirmed, content_words, occurs, spaced
+from replicalab.text import affirmed, content_words, distinct_contents, occurs, spaced
 
 _REFERENCE_COVERAGE = 0.5  # share of an element's content words the plan must mention
 
@@ -56,19 +57,33 @@ def _reviewed(term: str, controls: tuple[str, ...]) -> bool:
 
 
 @lru_cache(maxsize=8192)
-def _practised(term: str, technique: str, rationale: str, controls: tuple[str, ...]) -> bool:
-    """Some plan text names the practice `term` without negating it."""
-    return any(affirmed(term, text) for text in (technique, rationale, *controls))
+def _practised(
+    terms: tuple[str, ...], technique: str, rationale: str, controls: tuple[str, ...]
+) -> frozenset[str]:
+    """The forbidden practices among `terms` that some plan text names without negating them.
+    A plan rarely names any, so each is first sought in the texts read as one (see `spaced`)."""
+    texts = (technique, rationale, *controls)
+    everything = "".join(map(spaced, texts))
+    return frozenset(
+        term for term in terms if occurs(term, everything) and any(affirmed(term, text) for text in texts)
+    )
 
 
 def _constraint_issues(
-    constraints: list[Constraint], protocol: Protocol, cost: float, staff: int
+    scenario: NormalizedScenarioPack,
+    protocol: Protocol,
+    controls: tuple[str, ...],
+    distinct: int,
+    cost: float,
+    staff: int,
 ) -> list[ValidationIssue]:
-    """One issue per constraint the plan violates, naming it, in the constraints' order."""
-    controls = tuple(protocol.controls)
-    measures = (protocol.duration_days, cost, staff, protocol.sample_size, len(set(controls)))
+    """One issue per constraint the plan violates, naming it, in the constraints' order;
+    `distinct` is how many of the plan's `controls` are distinct (`distinct_contents`)."""
+    measures = (protocol.duration_days, cost, staff, protocol.sample_size, distinct)
+    forbidden = scenario.terms.get("forbidden_practice", ())
+    practised = _practised(forbidden, protocol.technique, protocol.rationale, controls) if forbidden else ()
     issues = []
-    for c in constraints:  # a field is read only where its kind uses it: most constraints pass
+    for c in scenario.constraints:  # a field is read only where its kind uses it: most constraints pass
         kind = c.kind
         rule = _BOUNDS.get(kind)
         if rule is not None:
@@ -86,7 +101,7 @@ def _constraint_issues(
             dimension, violated = "protocol", f"no control includes the {term}"
         elif kind == "forbidden_practice":
             term = c.term
-            if not term or not _practised(term, protocol.technique, protocol.rationale, controls):
+            if not term or term not in practised:
                 continue
             dimension, violated = "policy", f"the plan uses a forbidden practice: {term}"
         else:  # not a kind the contract allows: nothing to enforce
@@ -164,9 +179,13 @@ def lab_issues(
         issues.append(_issue("error", "protocol", "duration_days must be at least 1"))
     if not protocol.technique:
         issues.append(_issue("error", "protocol", "technique is missing"))
-    if not protocol.controls:
+    controls = tuple(protocol.controls)
+    distinct = len(distinct_contents(controls))
+    if not controls:
         issues.append(_issue("warning", "protocol", "no controls: results cannot be compared"))
-    issues += _constraint_issues(scenario.constraints, protocol, cost, staff)
+    elif distinct < len(controls):  # the repeats the judge charges as padding
+        issues.append(_issue("warning", "protocol", "duplicate controls listed"))
+    issues += _constraint_issues(scenario, protocol, controls, distinct, cost, staff)
     time_limit = scenario.lab.time_limit_days
     if protocol.duration_days > time_limit and not any(
         i.category == "schedule" and i.severity == "error" for i in issues

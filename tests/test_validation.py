@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from replicalab.judge.facts import case_facts
+from replicalab.judge.scores import plan_of, wording_of
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import Constraint, Protocol, ValidationResult
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
@@ -294,6 +296,64 @@ def test_unknown_and_duplicate_items_warn_and_names_ignore_case() -> None:
     doubled = [*base.required_reagents, base.required_reagents[0]]
     result = validate_protocol(base.model_copy(update={"required_reagents": doubled}), pack)
     assert any(i.category == "reagents" and "duplicate" in i.message for i in result.warnings)
+
+
+# --------------------------------------------------------------------------- controls, as the judge counts them
+
+
+def _duplicate_control_warnings(result: ValidationResult) -> list[str]:
+    return [i.message for i in result.warnings if i.category == "protocol" and "duplicate" in i.message]
+
+
+def test_duplicate_controls_warn_like_duplicate_items() -> None:
+    pack = generate_scenario(8, "math_reasoning", "easy")
+    base = public_protocol(pack, 1)
+    assert not _duplicate_control_warnings(validate_protocol(base, pack))
+    first = base.controls[0]
+    for repeat in (first, first.upper(), f"the {first}", " ".join(reversed(first.split()))):
+        result = validate_protocol(base.model_copy(update={"controls": [*base.controls, repeat]}), pack)
+        assert result.ok  # a warning, like a duplicate item: the judge's padding charge is the cost
+        assert _duplicate_control_warnings(result) == ["duplicate controls listed"], repeat
+    meaningless = validate_protocol(base.model_copy(update={"controls": [*base.controls, "of the"]}), pack)
+    assert _duplicate_control_warnings(meaningless) == ["duplicate controls listed"]
+
+
+def test_min_controls_counts_controls_as_the_judge_does() -> None:
+    pack = generate_scenario(0, "ml_benchmark", "medium")
+    c = constraint(pack, "min_controls")
+    assert c is not None and c.hard and c.quantity == 3
+    base = public_protocol(pack, 1)
+    assert validate_protocol(base, pack).ok
+    padded = [*base.controls[1:], base.controls[1].upper()]  # three strings, two distinct controls
+    result = validate_protocol(base.model_copy(update={"controls": padded}), pack)
+    assert c.id in constraint_issue_ids(result)
+    assert any(i.message.endswith("2 distinct controls, at least 3 required") for i in result.errors)
+
+
+control_variants = st.sampled_from(
+    ["placebo arm", "Placebo Arm", "the placebo arm", "arm placebo", "shuffled labels", "of the"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(COMBOS),
+    st.integers(min_value=0, max_value=50),
+    st.lists(control_variants, min_size=1, max_size=6),
+)
+def test_validation_and_judge_count_the_same_distinct_controls(
+    combo: tuple[str, str], seed: int, extra: list[str]
+) -> None:
+    template, difficulty = combo
+    pack = generate_scenario(seed, template, difficulty)
+    base = public_protocol(pack, 1)
+    protocol = base.model_copy(update={"controls": [*base.controls, *extra]})
+    result = validate_protocol(protocol, pack)
+    distinct = wording_of(plan_of(protocol), case_facts(pack)).distinct_controls
+    assert bool(_duplicate_control_warnings(result)) == (distinct < len(protocol.controls))
+    c = constraint(pack, "min_controls")
+    assert c is not None and c.quantity is not None
+    assert (c.id in constraint_issue_ids(result)) == (distinct < c.quantity)
 
 
 def test_impossible_values_are_errors() -> None:

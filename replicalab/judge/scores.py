@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from replicalab.judge.facts import CaseFacts
 from replicalab.models import FEASIBILITY_DIMENSIONS, FeasibilityCheckResult, Protocol
-from replicalab.text import content_words, occurs, spaced, words
+from replicalab.text import content_words, distinct_contents, occurs, spaced, words
 
 RATIONALE_WORDS = 60  # words of the rationale's opening that fidelity reads
 ADDRESSED = 0.5  # share of an element's content words below which it earns nothing
@@ -73,14 +73,6 @@ def plan_of(protocol: Protocol) -> Plan:
         duplicates,
         protocol.rationale,
     )
-
-
-@lru_cache(maxsize=4096)
-def _control_keys(controls: tuple[str, ...]) -> tuple[frozenset[str], ...]:
-    """The distinct meaningful controls, each as its set of content words, in a fixed order."""
-    keys = {content_words(c) for c in controls}
-    keys.discard(frozenset())
-    return tuple(sorted(keys, key=sorted))
 
 
 def _window(text: str, n: int) -> tuple[str, ...]:
@@ -133,7 +125,7 @@ def _wording(
         bool(content_words(technique)),
         credit,
         control_notes,
-        len(_control_keys(controls)),
+        len(distinct_contents(controls)),
         elements,
         technique_credit,
         fidelity_notes,
@@ -157,7 +149,7 @@ def wording_of(plan: Plan, facts: CaseFacts) -> Wording:
 @lru_cache(maxsize=4096)
 def _control_credit(min_controls: int, reviews: tuple[str, ...], controls: tuple[str, ...]) -> Scored:
     """Rigor's share from controls: distinct ones against the minimum, and the reviews."""
-    distinct = len(_control_keys(controls))
+    distinct = len(distinct_contents(controls))
     credit = _RIGOR_WEIGHTS[1] * min(1.0, distinct / min_controls)
     notes = []
     if distinct < min_controls:
@@ -237,7 +229,7 @@ def _text_fidelity(
 ) -> tuple[float, float, tuple[str, ...]]:
     """(required-element credit, technique credit, their notes): what the plan's words earn."""
     opening = frozenset(_window(technique, TECHNIQUE_WORDS))
-    window = opening.union(_window(rationale, RATIONALE_WORDS), *_control_keys(controls))
+    window = opening.union(_window(rationale, RATIONALE_WORDS), *distinct_contents(controls))
     notes = []
     covered = 0.0
     for element, wanted in reference_elements:

@@ -13,6 +13,11 @@ substitutions exist. Difficulty tightens the lab mechanically (spec §2):
 Every pack admits a protocol that passes all seven checks: the case's minimal plan with the
 substitutes swapped in (`minimal_protocol`), which the bounds are computed from.
 
+A pack's constraints, by id: c1-c3 the lab's numbers (duration, budget, staff; c3 only where a
+plan could exceed it); from c4 the case's rules (sample size, controls, review, each forbidden
+practice, and on hard the soft sample cap); then s1, s2, ... the lab's safety rules, one hard
+forbidden practice per restricted practice of the template, in the template's order.
+
 All randomness is one block of uniforms drawn from a `default_rng` seeded with one integer that
 packs seed, template and difficulty side by side, so generation is cheap and identical in any
 process.
@@ -113,7 +118,7 @@ class _CasePlan:
     stocked: dict[str, _Entry]  # every need, as the lab lists it when it has it
     base_days: int
     min_days: int
-    rules: dict[str, list[Constraint]]  # difficulty -> the constraints that depend on the paper only
+    rules: dict[str, list[Constraint]]  # difficulty -> the case's constraints, then the safety rules
     rule_quantities: dict[str, dict[str, tuple[float, ...]]]  # difficulty -> `quantity_table(rules)`
     rule_terms: dict[str, dict[str, tuple[str, ...]]]  # difficulty -> `term_table(rules)`
     bounds: dict[str, _Bounds]  # difficulty -> what the lab's numbers are drawn around
@@ -166,6 +171,7 @@ def _plan(template: str) -> _TemplatePlan:
         if swap is None:
             swap = made[id(sub)] = _Swap(sub, sub.original_key, sub.alternative, sub.alternative_key)
         swaps.setdefault(sub.original, []).append(swap)
+    safety_rules = _safety_constraints(data.restricted_practices)
     cases = []
     for case in data.cases:
         essentials: tuple[tuple[str, ItemKind], ...] = tuple(
@@ -179,7 +185,7 @@ def _plan(template: str) -> _TemplatePlan:
             needs.append((name, short, tuple(swaps.get(name, ()))))
         reference = published_protocol(case)
         rules: dict[str, list[Constraint]] = {
-            level: _case_constraints(case, level, first_id=4) for level in DIFFICULTIES
+            level: _case_constraints(case, level, first_id=4) + safety_rules for level in DIFFICULTIES
         }
         cases.append(
             _CasePlan(
@@ -456,7 +462,7 @@ def generate_scenario(
     # The pack's derived tables, filled from their parts rather than re-derived: each equals what
     # its `NormalizedScenarioPack` property would derive, order included.
     tables = pack.__dict__
-    # The lab's rules come first, with kinds of their own and no terms; the case's part is shared.
+    # The lab's numbers come first, with kinds of their own and no terms; the rest is shared.
     quantities.update(cp.rule_quantities[level])
     tables["quantities"] = quantities
     tables["terms"] = dict(cp.rule_terms[level])
@@ -503,12 +509,12 @@ _LAB_RULES = {
 def _lab_rule(kind: str, quantity: float) -> Constraint:
     index, description, unit = _LAB_RULES[kind]
     return _constraint(
-        index, kind, True, description.format(q=quantity), quantity=quantity, comparator="<=", unit=unit
+        f"c{index}", kind, True, description.format(q=quantity), quantity=quantity, comparator="<=", unit=unit
     )
 
 
 def _constraint(
-    index: int,
+    constraint_id: str,
     kind: str,
     hard: bool,
     description: str,
@@ -520,7 +526,7 @@ def _constraint(
 ) -> Constraint:
     return construct(
         Constraint,
-        id=f"c{index}",
+        id=constraint_id,
         kind=kind,
         description=description,
         hard=hard,
@@ -569,6 +575,15 @@ def _case_constraints(case: PaperCase, level: str, first_id: int) -> list[Constr
             )
         )
     return [
-        _constraint(first_id + i, kind, hard, text, **extra)  # type: ignore[arg-type]
+        _constraint(f"c{first_id + i}", kind, hard, text, **extra)  # type: ignore[arg-type]
         for i, (kind, hard, text, extra) in enumerate(specs)
+    ]
+
+
+def _safety_constraints(practices: list[str]) -> list[Constraint]:
+    """The lab's safety rules as the brief states them: ids s1, s2, ..., each a hard, public
+    forbidden practice that validation checks like the case's own (negation-aware)."""
+    return [
+        _constraint(f"s{i}", "forbidden_practice", True, f"Lab safety rule: no {practice}.", term=practice)
+        for i, practice in enumerate(practices, start=1)
     ]

@@ -92,6 +92,10 @@ class TemplateData(Contract):
     template: NonEmptyStr
     domain_id: NonEmptyStr
     safety_restrictions: list[NonEmptyStr] = Field(min_length=1)
+    # What a plan's text would say to break the safety restrictions ("live trading" for
+    # "offline execution only"), one or more phrases per restriction: each becomes a hard
+    # forbidden-practice constraint of every pack, so the lab's rules bind like the paper's.
+    restricted_practices: list[NonEmptyStr] = Field(min_length=1)
     catalogue: list[CatalogueItem] = Field(min_length=4)  # items beside the cases' needs
     substitutions: list[Substitution] = Field(min_length=1)
     cases: list[PaperCase] = Field(min_length=6)
