@@ -43,12 +43,12 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from baselines import report
-from baselines.metrics import EpisodeDigest, summarize
-from baselines.oracle import OracleScientist
-from baselines.policies import SCIENTISTS, GroundedLabManager, LLMScientist
-from baselines.runner import Grid, PolicyFactory, Settings, run_grid
 from replicalab.agents.scientist_policy import GenerateFn
+from replicalab.baselines import report
+from replicalab.baselines.metrics import EpisodeDigest, summarize
+from replicalab.baselines.oracle import OracleScientist
+from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMScientist
+from replicalab.baselines.runner import Grid, PolicyFactory, Settings, run_grid
 from replicalab.episode import MIN_ROUNDS
 from replicalab.models import EpisodeLog
 from replicalab.rewards import PRESETS, RewardConfig, get_preset
@@ -477,7 +477,7 @@ def compare_rewards_command(
     template_files: TemplateFilesOpt = None,
 ) -> None:
     """Run policies under each reward preset; table, CSV and PNG of the mean reward components."""
-    from baselines.compare import compare_rewards, component_names, plot, write_csv
+    from replicalab.baselines.compare import compare_rewards, component_names, plot, write_csv
 
     with _user_errors(_USAGE):
         _register_templates(template_files)

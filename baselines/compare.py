@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from baselines.metrics import EpisodeDigest, Estimate, mean_components
-from baselines.runner import Grid, PolicyFactory, Settings, run_grid
+from replicalab.baselines.metrics import EpisodeDigest, Estimate, mean_components
+from replicalab.baselines.runner import Grid, PolicyFactory, Settings, run_grid
 from replicalab.rewards import RewardConfig
 
 

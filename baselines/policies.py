@@ -4,7 +4,7 @@ A policy reads the `Episode` it plays in and returns its move: a `ScientistActio
 `LabManagerAction`, raw model text (the episode parses it and records a parser error as a
 refused move), or an `ActionError` for a move it could not make (recorded as refused too). Each policy looks only at what its role may see — the Scientist policies read
 `episode.scientist_observation()` or the public brief, the grounded Lab Manager reads the
-episode's grounded response — except `OracleScientist` (in `baselines.oracle`), which reads
+episode's grounded response — except `OracleScientist` (in `replicalab.baselines.oracle`), which reads
 the hidden reference on purpose to give every report an upper bound.
 
 Determinism: the runner calls `reset(seed)` before each episode with a seed derived from the
@@ -19,7 +19,6 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from baselines.oracle import OracleScientist
 from replicalab.agents import (
     ScientistOutputParseError,
     build_baseline_scientist_action,
@@ -27,6 +26,7 @@ from replicalab.agents import (
     call_scientist_with_retry,
 )
 from replicalab.agents.scientist_policy import GenerateFn
+from replicalab.baselines.oracle import OracleScientist
 from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
 from replicalab.models import LabManagerAction, ScientistAction, ScientistActionType
 from replicalab.scenarios import NormalizedScenarioPack

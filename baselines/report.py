@@ -14,7 +14,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from baselines.metrics import Estimate, Summary
+from replicalab.baselines.metrics import Estimate, Summary
 from replicalab.episode import describe_protocol
 from replicalab.judge import explain
 from replicalab.models import EpisodeLog

@@ -34,8 +34,8 @@ from typing import BinaryIO, NamedTuple
 import numpy as np
 from pydantic import ValidationError
 
-from baselines.metrics import EpisodeDigest, digest
-from baselines.policies import GroundedLabManager, Policy, policy_stats, reset_policy
+from replicalab.baselines.metrics import EpisodeDigest, digest
+from replicalab.baselines.policies import GroundedLabManager, Policy, policy_stats, reset_policy
 from replicalab.episode import SCIENTIST, Episode, check_max_rounds, coerce_action
 from replicalab.models import EpisodeLog
 from replicalab.rewards import RewardConfig, get_preset

@@ -27,10 +27,18 @@ import numpy as np
 from pettingzoo.utils import wrappers
 
 from benchmarks.bench_scenarios import pin_to_one_core
-from envs import replicalab_v0
-from envs.codec import ScientistCodec
-from envs.spaces import A_CONTROLS, A_DURATION, A_ITEMS, A_SAMPLE, A_TYPE, SAMPLE_LEVELS, SCIENTIST_NVEC
 from replicalab.agents import build_baseline_scientist_action
+from replicalab.envs import replicalab_v0
+from replicalab.envs.codec import ScientistCodec
+from replicalab.envs.spaces import (
+    A_CONTROLS,
+    A_DURATION,
+    A_ITEMS,
+    A_SAMPLE,
+    A_TYPE,
+    SAMPLE_LEVELS,
+    SCIENTIST_NVEC,
+)
 from replicalab.episode import LAB_MANAGER_ACTION_TYPES, Episode
 from replicalab.models import ScientistAction
 from replicalab.scenarios import generate_scenario

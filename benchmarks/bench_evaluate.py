@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from baselines.oracle import OracleScientist
-from baselines.policies import BaselineScientist, RandomScientist
-from baselines.runner import Grid, PolicyFactory, run_grid
+from replicalab.baselines.oracle import OracleScientist
+from replicalab.baselines.policies import BaselineScientist, RandomScientist
+from replicalab.baselines.runner import Grid, PolicyFactory, run_grid
 
 SEEDS = 100
 REPEATS = 3

@@ -53,10 +53,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-import envs
-from baselines.policies import BaselineScientist
-from baselines.runner import Grid, run_grid
-from envs.spaces import A_TYPE, SCIENTIST_MASK_SIZE, SCIENTIST_NVEC
+import replicalab.envs
+from replicalab.baselines.policies import BaselineScientist
+from replicalab.baselines.runner import Grid, run_grid
+from replicalab.envs.spaces import A_TYPE, SCIENTIST_MASK_SIZE, SCIENTIST_NVEC
 from replicalab.episode import SCIENTIST_ACTION_TYPES
 from replicalab.models import ScientistActionType
 
@@ -182,7 +182,7 @@ def policy(mask: np.ndarray) -> np.ndarray:
 
 def _scientist_env() -> gym.Env[Any, Any]:
     """Module level so the env factory pickles where worker processes do not fork."""
-    return gym.make(envs.SCIENTIST_ENV_ID)
+    return gym.make(replicalab.envs.SCIENTIST_ENV_ID)
 
 
 def vector_rate(

@@ -16,12 +16,12 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-import envs  # noqa: F401 - registers ReplicaLab/Scientist-v0
-from baselines.oracle import OracleScientist
-from baselines.policies import BaselineScientist, GroundedLabManager, RandomScientist
-from baselines.runner import Grid, PolicyFactory, run_grid
-from envs import replicalab_v0
+import replicalab.envs  # noqa: F401 - registers ReplicaLab/Scientist-v0
 from replicalab.agents import build_baseline_scientist_action
+from replicalab.baselines.oracle import OracleScientist
+from replicalab.baselines.policies import BaselineScientist, GroundedLabManager, RandomScientist
+from replicalab.baselines.runner import Grid, PolicyFactory, run_grid
+from replicalab.envs import replicalab_v0
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 
 PACK_SEEDS = 60

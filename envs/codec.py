@@ -1,6 +1,6 @@
 """Translate between the episode's pydantic actions/observations and fixed-size arrays.
 
-Scientist structured action (one `MultiDiscrete` vector; `envs.spaces` names the slots):
+Scientist structured action (one `MultiDiscrete` vector; `replicalab.envs.spaces` names the slots):
 
 | component | values | meaning |
 |---|---|---|
@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from envs.spaces import (
+from replicalab.envs.spaces import (
     A_CONTROLS,
     A_DURATION,
     A_ITEMS,

@@ -2,7 +2,7 @@
 
 | | |
 |---|---|
-| Import | `from envs import replicalab_v0` |
+| Import | `from replicalab.envs import replicalab_v0` |
 | Actions | structured (default) or text |
 | Parallel API | yes (`replicalab_v0.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
 | Agents | `agents = ['scientist', 'lab_manager']` |
@@ -17,7 +17,7 @@ env's seed. The rules live in `replicalab.episode.Episode`; this module only tra
 
 ## Actions
 `action_mode="structured"`: the Scientist's action is one `MultiDiscrete` vector (type, sample
-level, duration, technique slot, question, control slots, item slots; see `envs.codec`); the
+level, duration, technique slot, question, control slots, item slots; see `replicalab.envs.codec`); the
 Lab Manager's is its stance, `Discrete(4)` (report_feasibility, suggest_alternative, reject,
 accept), with the grounded flags and suggestion filled in. `action_mode="text"`: the
 Scientist's action is the raw model output, parsed by `parse_scientist_output`; its observation
@@ -78,8 +78,8 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from envs.render import RENDER_MODES, check_render_mode, render
-from envs.session import Session
+from replicalab.envs.render import RENDER_MODES, check_render_mode, render
+from replicalab.envs.session import Session
 from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, Episode
 
 

@@ -12,7 +12,7 @@ Lab Manager (check → suggest → compose, `replicalab.agents`) answers inside 
 The episode rules are `replicalab.episode.Episode`'s; this module only translates.
 
 ## Action Space
-The same codec as the AEC env (`envs.codec`): one `MultiDiscrete` vector in structured mode,
+The same codec as the AEC env (`replicalab.envs.codec`): one `MultiDiscrete` vector in structured mode,
 the raw model output (JSON) in text mode; a `ScientistAction` or a dict is accepted in both.
 
 ## Observation
@@ -28,7 +28,7 @@ Terminates on the Scientist's `accept` or at the round limit; truncates at `step
 steps when given. `info["verdict"]` and `info["judge"]` arrive with the last step.
 
 ## Arguments
-The AEC env's (`envs.replicalab_v0`): `templates`, `difficulties` (one name or a list of them),
+The AEC env's (`replicalab.envs.replicalab_v0`): `templates`, `difficulties` (one name or a list of them),
 `reward_config`, `max_rounds`, `step_cap`, `action_mode`, `render_mode`.
 
 ## Reset options
@@ -49,8 +49,8 @@ from typing import Any
 
 import gymnasium as gym
 
-from envs.render import RENDER_MODES, check_render_mode, render
-from envs.session import Session
+from replicalab.envs.render import RENDER_MODES, check_render_mode, render
+from replicalab.envs.session import Session
 from replicalab.episode import SCIENTIST, Episode
 
 

@@ -15,17 +15,17 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from envs import codec
-from envs.spaces import (
+from replicalab.agents.scientist_policy import (
+    build_scientist_system_prompt,
+    format_scientist_observation,
+)
+from replicalab.envs import codec
+from replicalab.envs.spaces import (
     fit_text,
     lab_manager_action_space,
     lab_manager_observation_space,
     scientist_action_space,
     scientist_observation_space,
-)
-from replicalab.agents.scientist_policy import (
-    build_scientist_system_prompt,
-    format_scientist_observation,
 )
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, check_max_rounds, coerce_action
 from replicalab.models import LabManagerAction, ScientistAction

@@ -3,7 +3,7 @@
 Run: python examples/02_aec_rollout.py
 """
 
-from envs import replicalab_v0
+from replicalab.envs import replicalab_v0
 
 env = replicalab_v0.env(difficulties=["easy", "medium"], reward_config="default")
 

@@ -5,7 +5,7 @@ Run: python examples/03_gym_random_agent.py
 
 import gymnasium as gym
 
-import envs  # noqa: F401  (registers ReplicaLab/Scientist-v0)
+import replicalab.envs  # noqa: F401  (registers ReplicaLab/Scientist-v0)
 
 env = gym.make("ReplicaLab/Scientist-v0", templates=["finance_trading"])
 env.action_space.seed(0)

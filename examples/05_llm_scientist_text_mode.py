@@ -7,8 +7,8 @@ Run: python examples/05_llm_scientist_text_mode.py
 
 import json
 
-from envs import replicalab_v0
 from replicalab.agents import call_scientist_with_retry
+from replicalab.envs import replicalab_v0
 
 calls = {"n": 0}
 

@@ -8,10 +8,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from baselines.policies import GroundedLabManager, RandomScientist
-from baselines.runner import Cell, play_episode
-from envs import codec
 from replicalab.agents.lab_manager_policy import check_feasibility
+from replicalab.baselines.policies import GroundedLabManager, RandomScientist
+from replicalab.baselines.runner import Cell, play_episode
+from replicalab.envs import codec
 from replicalab.episode import (
     LAB_MANAGER,
     SCIENTIST,

@@ -11,9 +11,9 @@ import matplotlib.image
 import pytest
 from typer.testing import CliRunner
 
-from baselines.cli import app
-from baselines.policies import RandomScientist
-from baselines.runner import Grid, run_grid
+from replicalab.baselines.cli import app
+from replicalab.baselines.policies import RandomScientist
+from replicalab.baselines.runner import Grid, run_grid
 
 TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2"]
 

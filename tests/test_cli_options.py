@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-import baselines.runner
-from baselines.cli import app
+import replicalab.baselines.runner
+from replicalab.baselines.cli import app
 
 TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2", "--no-oracle"]
 ONE = ["-t", "math_reasoning", "-d", "easy", "--seeds", "1"]
@@ -41,7 +41,7 @@ def no_episode_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("an episode ran before the command line was checked")
 
-    monkeypatch.setattr(baselines.runner, "play_episode", refuse)
+    monkeypatch.setattr(replicalab.baselines.runner, "play_episode", refuse)
 
 
 # --------------------------------------------------------------------------- evaluate --out

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from envs import codec
-from envs.spaces import (
+from replicalab.envs import codec
+from replicalab.envs.spaces import (
     A_CONTROLS,
     A_ITEMS,
     A_TECHNIQUE,

@@ -11,9 +11,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import envs
-from envs import replicalab_v0
+import replicalab.envs
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.envs import replicalab_v0
 from replicalab.episode import LAB_MANAGER, SCIENTIST
 from replicalab.models import EpisodeLog, ScientistAction, ScientistActionType
 from replicalab.scenarios import generate_scenario
@@ -71,7 +71,7 @@ def test_calls_before_reset_raise_a_clear_error() -> None:
     with pytest.raises(RuntimeError, match="episode: reset"):
         _ = parallel.episode
     with pytest.raises(RuntimeError, match="episode: reset"):
-        _ = gym.make(envs.SCIENTIST_ENV_ID).unwrapped.episode  # type: ignore[attr-defined]
+        _ = gym.make(replicalab.envs.SCIENTIST_ENV_ID).unwrapped.episode  # type: ignore[attr-defined]
 
 
 def test_observe_refuses_an_unknown_agent() -> None:
@@ -105,7 +105,7 @@ Reset = Callable[..., Any]
 
 def _resets() -> dict[str, tuple[Any, Reset]]:
     aec, parallel = _aec(), replicalab_v0.parallel_env()
-    gym_env = gym.make(envs.SCIENTIST_ENV_ID).unwrapped
+    gym_env = gym.make(replicalab.envs.SCIENTIST_ENV_ID).unwrapped
     return {
         "aec": (aec, aec.reset),
         "parallel": (parallel, parallel.reset),
@@ -182,7 +182,11 @@ def test_a_bare_name_is_one_template_or_difficulty() -> None:
 def test_bad_constructor_arguments_name_the_argument(
     kwargs: dict[str, Any], error: type[Exception], match: str
 ) -> None:
-    for make in (_aec, replicalab_v0.parallel_env, lambda **kw: gym.make(envs.SCIENTIST_ENV_ID, **kw)):
+    for make in (
+        _aec,
+        replicalab_v0.parallel_env,
+        lambda **kw: gym.make(replicalab.envs.SCIENTIST_ENV_ID, **kw),
+    ):
         with pytest.raises(error, match=match):
             make(**kwargs)
 
@@ -208,7 +212,7 @@ def test_every_front_gives_its_episode_log_the_same_way() -> None:
         episode = parallel.unwrapped.episode
         move = build_baseline_scientist_action(episode.scientist_observation())
         parallel.step({SCIENTIST: move, LAB_MANAGER: 0})
-    gym_env = gym.make(envs.SCIENTIST_ENV_ID)
+    gym_env = gym.make(replicalab.envs.SCIENTIST_ENV_ID)
     gym_env.reset(seed=0)
     done = False
     while not done:

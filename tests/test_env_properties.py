@@ -12,13 +12,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from envs import replicalab_v0
-from envs.spaces import QUESTIONS, SCIENTIST_NVEC
 from replicalab.agents.scientist_policy import (
     ScientistOutputParseError,
     build_baseline_scientist_action,
     parse_scientist_output,
 )
+from replicalab.envs import replicalab_v0
+from replicalab.envs.spaces import QUESTIONS, SCIENTIST_NVEC
 from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, EpisodeOverError
 from replicalab.models import FEASIBILITY_DIMENSIONS, EpisodeLog, LabManagerAction, ScientistAction
 from replicalab.scenarios import NormalizedScenarioPack

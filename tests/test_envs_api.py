@@ -10,10 +10,10 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 
-import envs
-from envs import replicalab_v0
-from envs.scientist_v0 import ScientistEnv
+import replicalab.envs
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.envs import replicalab_v0
+from replicalab.envs.scientist_v0 import ScientistEnv
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode
 from replicalab.models import EpisodeLog, LabManagerAction, ScientistAction
 from tests.processes import stdout_of
@@ -42,13 +42,13 @@ def test_pettingzoo_parallel_api(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_gymnasium_check_env(mode: str) -> None:
-    env = gym.make(envs.SCIENTIST_ENV_ID, action_mode=mode)
+    env = gym.make(replicalab.envs.SCIENTIST_ENV_ID, action_mode=mode)
     assert isinstance(env.unwrapped, ScientistEnv)
     check_env(env.unwrapped)
 
 
 def _make(mode: str) -> Any:
-    return lambda: gym.make(envs.SCIENTIST_ENV_ID, action_mode=mode)
+    return lambda: gym.make(replicalab.envs.SCIENTIST_ENV_ID, action_mode=mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -215,7 +215,7 @@ def test_gymnasium_and_parallel_rewards_sum_to_the_logged_totals(preset: str) ->
 
 _SCRIPT = """
 import sys, numpy as np
-from envs import replicalab_v0
+from replicalab.envs import replicalab_v0
 for mode in ("structured", "text"):
     env = replicalab_v0.env(action_mode=mode)
     for seed in (0, 1, 2, 3):

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from envs import codec
-from envs.spaces import SCIENTIST_NVEC
 from replicalab.agents.lab_manager_policy import respond
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.envs import codec
+from replicalab.envs.spaces import SCIENTIST_NVEC
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, coerce_action
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import (

@@ -12,9 +12,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from baselines.cli import app
-from baselines.policies import GroundedLabManager, LLMScientist
-from baselines.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.cli import app
+from replicalab.baselines.policies import GroundedLabManager, LLMScientist
+from replicalab.baselines.runner import Cell, Grid, Settings, play_episode, run_grid
 from replicalab.models import EpisodeLog
 from tests.test_runner import PROPOSAL
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from baselines.metrics import EpisodeDigest, Judged, digest, summarize
-from baselines.oracle import OracleScientist
-from baselines.policies import RandomScientist
-from baselines.runner import Grid, RunResult, run_grid
+from replicalab.baselines.metrics import EpisodeDigest, Judged, digest, summarize
+from replicalab.baselines.oracle import OracleScientist
+from replicalab.baselines.policies import RandomScientist
+from replicalab.baselines.runner import Grid, RunResult, run_grid
 from replicalab.models import EpisodeLog
 
 GRID = Grid.of(seeds=6)  # 54 episodes; the random Scientist ends them every way it can

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from envs import replicalab_v0
+from replicalab.envs import replicalab_v0
 from replicalab.episode import LAB_MANAGER, SCIENTIST
 
 MODES = ["structured", "text"]

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from envs import replicalab_v0
 from replicalab.agents.scientist_policy import (
     MAX_PROMPT_CHARS,
     MIN_PROMPT_CHARS,
     format_scientist_observation,
 )
+from replicalab.envs import replicalab_v0
 from replicalab.episode import SCIENTIST
 from replicalab.models import ConversationEntry, ScientistAction, ScientistActionType, ScientistObservation
 from tests.test_episode import PACK

@@ -15,14 +15,14 @@ import pytest
 from typer.testing import CliRunner
 
 import replicalab.scenarios.registry as registry
-from baselines.cli import app
+from replicalab.baselines.cli import app
 from replicalab.scenarios import DIFFICULTIES, PaperCase, TemplateData, generate_scenario, register_template
 from tests.processes import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 _FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 # The CLI as the `replicalab` console script runs it, from any directory.
-_CLI = [sys.executable, "-c", "from baselines.cli import app; app(prog_name='replicalab')"]
+_CLI = [sys.executable, "-c", "from replicalab.baselines.cli import app; app(prog_name='replicalab')"]
 
 
 def _section(title: str) -> str:

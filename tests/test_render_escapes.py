@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs import replicalab_v0
-from envs.render import render_transcript
+from replicalab.envs import replicalab_v0
+from replicalab.envs.render import render_transcript
 from replicalab.episode import Episode
 from tests.test_episode import PACK, new, propose
 from tests.test_judge import good_plan

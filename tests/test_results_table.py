@@ -10,12 +10,12 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from baselines import report
-from baselines.cli import app
-from baselines.metrics import EpisodeDigest, Summary, summarize
-from baselines.oracle import OracleScientist
-from baselines.policies import RandomScientist
-from baselines.runner import Grid, run_grid
+from replicalab.baselines import report
+from replicalab.baselines.cli import app
+from replicalab.baselines.metrics import EpisodeDigest, Summary, summarize
+from replicalab.baselines.oracle import OracleScientist
+from replicalab.baselines.policies import RandomScientist
+from replicalab.baselines.runner import Grid, run_grid
 from replicalab.models import Verdict
 
 HEADERS = ("cell", "n", "score ± 95% CI", "agree", "accepted", "infeasible", "norm.")

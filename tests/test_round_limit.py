@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from baselines.cli import app
-from baselines.oracle import OracleScientist
-from baselines.policies import GroundedLabManager
-from baselines.runner import Cell, Settings, play_episode
-from envs.session import Session
+from replicalab.baselines.cli import app
+from replicalab.baselines.oracle import OracleScientist
+from replicalab.baselines.policies import GroundedLabManager
+from replicalab.baselines.runner import Cell, Settings, play_episode
+from replicalab.envs.session import Session
 from replicalab.episode import Episode
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
 from tests.test_episode import PACK

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from baselines.metrics import (
+from replicalab.baselines.metrics import (
     EpisodeDigest,
     Estimate,
     digest,
@@ -20,15 +20,15 @@ from baselines.metrics import (
     summarize,
     t_critical,
 )
-from baselines.oracle import OracleScientist
-from baselines.policies import (
+from replicalab.baselines.oracle import OracleScientist
+from replicalab.baselines.policies import (
     BaselineScientist,
     GroundedLabManager,
     LLMScientist,
     Policy,
     RandomScientist,
 )
-from baselines.runner import Cell, Grid, Settings, episode_id, play_episode, policy_seed, run_grid
+from replicalab.baselines.runner import Cell, Grid, Settings, episode_id, play_episode, policy_seed, run_grid
 from replicalab.models import EpisodeLog
 from replicalab.rewards import get_preset
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from baselines.policies import RandomScientist
+from replicalab.baselines.policies import RandomScientist
 from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode, coerce_action
 from replicalab.models import LabManagerActionType, RewardConfig
 from replicalab.rewards import potential

@@ -13,9 +13,9 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import replicalab.scenarios.registry as registry
-from baselines.cli import app
-from baselines.policies import BaselineScientist
-from baselines.runner import Grid, run_grid
+from replicalab.baselines.cli import app
+from replicalab.baselines.policies import BaselineScientist
+from replicalab.baselines.runner import Grid, run_grid
 from replicalab.scenarios import TemplateData, register_template, template_names
 
 

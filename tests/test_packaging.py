@@ -1,0 +1,73 @@
+"""The distribution owns one import name: a built wheel installs `replicalab`, and the RL fronts
+and the runner live under it (`replicalab.envs`, `replicalab.baselines`), nothing at the top."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (built,) = out.glob("replicalab-*.whl")
+    return built
+
+
+def test_the_wheel_holds_one_top_level_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"replicalab"}
+    for module in ("envs/replicalab_v0.py", "envs/scientist_v0.py", "baselines/cli.py"):
+        assert f"replicalab/{module}" in names
+    assert "replicalab/scenarios/data/ml_benchmark.json" in names
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "replicalab = replicalab.baselines.cli:app" in zipfile.ZipFile(wheel).read(entry_points).decode()
+
+
+def test_a_fresh_venv_with_the_wheel_makes_every_env(wheel: Path, tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", site, str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    # The dependencies come from this interpreter's site-packages, appended after the wheel's
+    # (a plain path line: the editable install's finder there is not loaded).
+    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    script = (
+        "import gymnasium as gym, replicalab\n"
+        "env = gym.make('replicalab.envs:ReplicaLab/Scientist-v0')\n"
+        "obs, info = env.reset(seed=0)\n"
+        "from replicalab.envs import replicalab_v0\n"
+        "aec = replicalab_v0.env(); aec.reset(seed=0)\n"
+        "from replicalab.baselines.cli import app\n"
+        "import importlib.util\n"
+        "print(replicalab.__file__)\n"
+        "print(importlib.util.find_spec('envs'), importlib.util.find_spec('baselines'))\n"
+    )
+    result = subprocess.run([str(python), "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    where, missing = result.stdout.splitlines()
+    assert where.startswith(site)
+    assert missing == "None None"
