@@ -25,6 +25,7 @@ from replicalab.agents import (
     build_scientist_system_prompt,
     call_scientist_with_retry,
 )
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.scientist_policy import GenerateFn
 from replicalab.baselines.oracle import OracleScientist
 from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
@@ -73,7 +74,7 @@ class GroundedLabManager:
     name = "grounded"
 
     def act(self, episode: Episode) -> Move:
-        return episode.grounded_lab_response()
+        return grounded_lab_response(episode)
 
 
 _RANDOM_TECHNIQUES = (

@@ -28,6 +28,7 @@ from pettingzoo.utils import wrappers
 
 from benchmarks.bench_scenarios import pin_to_one_core
 from replicalab.agents import build_baseline_scientist_action
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import replicalab_v0
 from replicalab.envs.codec import ScientistCodec
 from replicalab.envs.spaces import (
@@ -76,7 +77,7 @@ def _revision() -> tuple[np.ndarray, ScientistAction]:
 
 def grounded_stance(env: replicalab_v0.raw_env) -> int:
     """The structured Lab Manager picking the reference policy's stance."""
-    return LAB_MANAGER_ACTION_TYPES.index(env.episode.grounded_lab_response().action_type)
+    return LAB_MANAGER_ACTION_TYPES.index(grounded_lab_response(env.episode).action_type)
 
 
 def time_rounds_env(vec: np.ndarray, rounds: int = ROUNDS, *, stock_wrappers: bool = False) -> float:
@@ -103,11 +104,11 @@ def time_rounds_env(vec: np.ndarray, rounds: int = ROUNDS, *, stock_wrappers: bo
 def time_rounds_domain(action: ScientistAction, rounds: int = ROUNDS) -> float:
     episode = Episode(generate_scenario(3, "ml_benchmark", "medium"), max_rounds=10**6)
     episode.step(build_baseline_scientist_action(episode.scientist_observation()))
-    episode.step(episode.grounded_lab_response())
+    episode.step(grounded_lab_response(episode))
     start = time.perf_counter()
     for _ in range(rounds):
         episode.step(action)
-        episode.step(episode.grounded_lab_response())
+        episode.step(grounded_lab_response(episode))
     return (time.perf_counter() - start) / rounds
 
 
@@ -139,7 +140,7 @@ def episodes_per_second(first_seed: int, n: int = EPISODES, *, reseed: bool = Fa
             if agent == "scientist":
                 env.step(build_baseline_scientist_action(episode.scientist_observation()))
             else:
-                env.step(episode.grounded_lab_response())
+                env.step(grounded_lab_response(episode))
     return n / (time.perf_counter() - start)
 
 
@@ -164,7 +165,7 @@ def domain_episodes_per_second(cells: list[tuple[int, str, str]]) -> float:
             if episode.agent_selection == "scientist":
                 episode.step(build_baseline_scientist_action(episode.scientist_observation()))
             else:
-                episode.step(episode.grounded_lab_response())
+                episode.step(grounded_lab_response(episode))
     return len(cells) / (time.perf_counter() - start)
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 import replicalab.envs  # noqa: F401 - registers ReplicaLab/Scientist-v0
 from replicalab.agents import build_baseline_scientist_action
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.oracle import OracleScientist
 from replicalab.baselines.policies import BaselineScientist, GroundedLabManager, RandomScientist
 from replicalab.baselines.runner import Grid, PolicyFactory, run_grid
@@ -64,7 +65,7 @@ def env_episodes(action_mode: str, policy: str) -> str:
             episode = env.unwrapped.episode
             if policy == "baseline":
                 scientist = build_baseline_scientist_action(episode.scientist_observation())
-                env.step(scientist if agent == "scientist" else episode.grounded_lab_response())
+                env.step(scientist if agent == "scientist" else grounded_lab_response(episode))
             elif action_mode == "text" and agent == "scientist" and seed % 2 == 0:
                 env.step(build_baseline_scientist_action(episode.scientist_observation()).model_dump_json())
             else:

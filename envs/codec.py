@@ -37,6 +37,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs.spaces import (
     A_CONTROLS,
     A_DURATION,
@@ -392,7 +393,7 @@ def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | 
             message=f"{LAB_MANAGER_ACTION_TYPES[index].value} is masked out now",
         )
     stance = LAB_MANAGER_ACTION_TYPES[index]
-    grounded = episode.grounded_lab_response()
+    grounded = grounded_lab_response(episode)
     if grounded.action_type is stance:
         return grounded
     check = episode.check

@@ -49,6 +49,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs.render import RENDER_MODES, check_render_mode, render
 from replicalab.envs.session import Session
 from replicalab.episode import SCIENTIST, Episode
@@ -86,7 +87,7 @@ class ScientistEnv(gym.Env[dict[str, Any], Any]):
         reward = outcome.rewards[SCIENTIST]
         components = dict(outcome.components.get(SCIENTIST, {}))
         if not episode.done:
-            reply = episode.step(episode.grounded_lab_response())
+            reply = episode.step(grounded_lab_response(episode))
             reward += reply.rewards[SCIENTIST]
             for key, value in reply.components.get(SCIENTIST, {}).items():
                 components[key] = components.get(key, 0.0) + value

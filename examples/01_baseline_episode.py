@@ -5,6 +5,7 @@ Run: python examples/01_baseline_episode.py
 """
 
 from replicalab.agents import build_baseline_scientist_action
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.episode import SCIENTIST, Episode
 from replicalab.judge import explain
 from replicalab.scenarios import generate_scenario
@@ -18,7 +19,7 @@ while not episode.done:
     if agent == SCIENTIST:  # the Scientist sees only its observation
         action = build_baseline_scientist_action(episode.scientist_observation())
     else:  # the reference Lab Manager: check -> suggest -> compose
-        action = episode.grounded_lab_response()
+        action = grounded_lab_response(episode)
     outcome = episode.step(action)
     entry = episode.transcript[-1]
     print(f"[round {entry.round_number}] {agent} {entry.action_type} (reward {outcome.rewards[agent]:+.2f})")

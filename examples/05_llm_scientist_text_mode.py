@@ -8,6 +8,7 @@ Run: python examples/05_llm_scientist_text_mode.py
 import json
 
 from replicalab.agents import call_scientist_with_retry
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import replicalab_v0
 
 calls = {"n": 0}
@@ -47,7 +48,7 @@ for agent in env.agent_iter():
         )
         env.step(result.action)
     else:  # the reference Lab Manager (check -> suggest -> compose); a learned one could answer here
-        env.step(env.unwrapped.episode.grounded_lab_response())
+        env.step(grounded_lab_response(env.unwrapped.episode))
         print(f"lab_manager: {env.unwrapped.episode.transcript[-1].action_type}")
 print(
     f"verdict: {env.unwrapped.episode.verdict}; refused moves: {env.unwrapped.episode.invalid_action_count}"

@@ -30,14 +30,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from operator import lt, ne
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from replicalab.agents.lab_manager_policy import check_feasibility, respond
-from replicalab.agents.scientist_policy import ScientistOutputParseError, parse_model_output
+from replicalab.alternatives import suggest_alternative
+from replicalab.feasibility import check_feasibility
 from replicalab.judge import build_reward_breakdown
 from replicalab.lab_answers import answer_questions
 from replicalab.models import (
-    FEASIBILITY_DIMENSIONS,
     MAX_TEXT_CHARS,
     AlternativeSuggestion,
     Contract,
@@ -55,10 +54,8 @@ from replicalab.models import (
     ScientistObservation,
     StepRecord,
     Verdict,
-    construct,
-    construct_from,
-    constructed,
 )
+from replicalab.parsing import ScientistOutputParseError, describe_validation_error, parse_model_output
 from replicalab.rewards import RewardConfig, Transition, get_preset, potential, reward_components
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS, NormalizedScenarioPack
 
@@ -125,17 +122,6 @@ def check_max_rounds(max_rounds: object) -> int:
     return max_rounds
 
 
-def describe_validation_error(error: ValidationError) -> str:
-    """Pydantic's errors as `field: message` pairs, short enough for a log line (a rule of the
-    whole model names its field in its own message)."""
-    parts = []
-    for item in error.errors()[:3]:
-        where = ".".join(str(part) for part in item["loc"])
-        what = item["msg"].removeprefix("Value error, ")
-        parts.append(f"{where}: {what}" if where else what)
-    return _loggable("; ".join(parts))
-
-
 def _loggable(text: str) -> str:
     """`text` with what JSON cannot carry (lone surrogates, e.g. from bytes decoded with
     `surrogateescape`) replaced by '?', so an error message can always be logged."""
@@ -160,20 +146,8 @@ def coerce_action(agent: str, action: object) -> ScientistAction | LabManagerAct
         try:
             return model.model_validate(dict(action))
         except ValidationError as exc:
-            return ActionError(code="invalid_action", message=describe_validation_error(exc))
+            return ActionError(code="invalid_action", message=_loggable(describe_validation_error(exc, 3)))
     return ActionError(code="wrong_action_type", message=f"{agent} cannot act with a {type(action).__name__}")
-
-
-def _field_values(model: BaseModel) -> dict[str, object]:
-    """The fields `model` holds, nested models as dicts: validation takes a nested model as it
-    is, so one that was never checked must be unpacked to be checked."""
-    values = model.__dict__
-    plain: dict[str, object] = {}
-    for name in type(model).model_fields:
-        if name in values:
-            value = values[name]
-            plain[name] = _field_values(value) if isinstance(value, BaseModel) else value
-    return plain
 
 
 @dataclass(slots=True)
@@ -197,28 +171,10 @@ class StepOutcome:
 
 @dataclass(slots=True)
 class _Grounded:
-    """The reference Lab Manager's view of the protocol on the table."""
+    """The lab's facts about the protocol on the table: its check and the lab's offer."""
 
     check: FeasibilityCheckResult
     suggestion: AlternativeSuggestion | None
-    response: LabManagerAction
-
-
-def _no_protocol_response() -> LabManagerAction:
-    flags = {f"{dim}_ok": False for dim in FEASIBILITY_DIMENSIONS}
-    return construct(
-        LabManagerAction,
-        action_type=LabManagerActionType.REPORT_FEASIBILITY,
-        feasible=False,
-        **flags,
-        suggested_protocol=None,
-        explanation="No protocol has been proposed yet.",
-    )
-
-
-# A turn's Transition before the episode fills in what happened, in field order so `construct`
-# need not reorder (`agent` has no default: every turn names it).
-_TRANSITION_DEFAULTS = {name: info.default for name, info in Transition.model_fields.items()}
 
 
 def describe_protocol(protocol: Protocol) -> str:
@@ -267,7 +223,6 @@ class Episode:
         self._turns: list[_Turn] = []
         self._questions: list[str] = []
         self._previous: dict[str, ScientistAction | LabManagerAction] = {}
-        self._answered: _Grounded | None = None  # the grounded view at the Lab Manager's last answer
         self._suggested_check: FeasibilityCheckResult | None = None  # of its last suggestion
         self._phi = 0.0
 
@@ -298,34 +253,26 @@ class Episode:
             return (False,) * len(LAB_MANAGER_ACTION_TYPES)
         return _LEGAL[LAB_MANAGER][self.protocol is not None]
 
-    def grounded_lab_response(self) -> LabManagerAction:
-        """What the reference Lab Manager (check → suggest → compose) answers now."""
-        return self._grounded.response if self._grounded else _no_protocol_response()
-
     def scientist_observation(self) -> ScientistObservation:
-        return construct_from(
-            ScientistObservation,
-            {
-                **self.scenario.scientist_observation.__dict__,
+        return self.scenario.scientist_observation.model_copy(
+            update={
                 "conversation_history": list(self.transcript),
                 "current_protocol": self.protocol,
                 "round_number": min(self.round_number, self.max_rounds),
                 "max_rounds": self.max_rounds,
-            },
+            }
         )
 
     def lab_manager_observation(self) -> LabManagerObservation:
-        return construct_from(
-            LabManagerObservation,
-            {
-                **self.scenario.lab_manager_observation.__dict__,
+        return self.scenario.lab_manager_observation.model_copy(
+            update={
                 "conversation_history": list(self.transcript),
                 "current_protocol": self.protocol,
                 "round_number": min(self.round_number, self.max_rounds),
                 "max_rounds": self.max_rounds,
                 "feasibility": self.check,
                 "suggestion": self.suggestion,
-            },
+            }
         )
 
     # ------------------------------------------------------------------ the step
@@ -381,9 +328,8 @@ class Episode:
     def _admit(self, agent: str, action: object) -> ScientistAction | LabManagerAction | ActionError:
         """`action` as `agent`, the one to move in a running episode, may make it, or why not.
 
-        Every action is validated here, whatever built it (`model_copy(update=...)` and
-        `model_construct` skip validation), except one built by `construct`: the reference
-        policies and the structured codec build theirs that way from values known to be valid.
+        Every contract is validated however it is built (see `Contract`), so an action of the
+        agent's type is well-formed; what is left to check is that its move is legal now.
         """
         expected: type[ScientistAction] | type[LabManagerAction]
         kinds: tuple[ScientistActionType | LabManagerActionType, ...]
@@ -396,11 +342,6 @@ class Episode:
                 code="wrong_action_type",
                 message=f"{agent} expects a {expected.__name__}, got {type(action).__name__}",
             )
-        if not constructed(action):
-            try:
-                action = expected.model_validate(_field_values(action))
-            except ValidationError as exc:
-                return ActionError(code="invalid_action", message=describe_validation_error(exc))
         legal = _LEGAL[agent][self.protocol is not None]  # its mask, known to be live
         if not legal[kinds.index(action.action_type)]:
             return ActionError(
@@ -410,16 +351,14 @@ class Episode:
         return action
 
     def _transition(self, agent: str, **kw: object) -> Transition:
-        return construct_from(
-            Transition,
-            {**_TRANSITION_DEFAULTS, "phi_before": self._phi, "phi_after": self._phi, "agent": agent, **kw},
+        return Transition.model_validate(
+            {"phi_before": self._phi, "phi_after": self._phi, "agent": agent, **kw}
         )
 
     def _refuse(self, agent: str, error: ActionError) -> Transition:
         self.invalid_action_count += 1
         self.transcript.append(
-            construct(
-                ConversationEntry,
+            ConversationEntry(
                 role="system",
                 message=f"{agent} move refused ({error.code}): {error.message}",
                 round_number=self.round_number,
@@ -444,15 +383,16 @@ class Episode:
         repeated = self._repeats(SCIENTIST, action)
         if kind is ScientistActionType.ACCEPT:
             return self._accept()
-        move: str = kind._value_  # `.value`, without the enum property's Python-level getter
+        move = kind.value
         if kind is ScientistActionType.REQUEST_INFO:
             self._questions = list(action.questions)
             self._say(SCIENTIST, move, "Questions: " + " ".join(action.questions))
             return self._transition(SCIENTIST, action_type=move, stalled=repeated)
         before = self._grounded.check.flags.count(False) if self._grounded else None
         protocol = action.to_protocol()
-        lab_action, check, suggestion = respond(protocol, self.scenario)
-        self._grounded = _Grounded(check, suggestion, lab_action)
+        check = check_feasibility(protocol, self.scenario)
+        suggestion = suggest_alternative(protocol, check, self.scenario)
+        self._grounded = _Grounded(check, suggestion)
         self.protocol = protocol
         phi_before, self._phi = (
             self._phi,
@@ -544,29 +484,19 @@ class Episode:
         return check_feasibility(suggested, self.scenario)
 
     def _lab_manager_stalls(self, action: LabManagerAction, grounded: _Grounded | None) -> bool:
-        """Whether `action` repeats the Lab Manager's previous answer although the grounded answer
-        has changed since (it ignores the Scientist's new move). The reference Lab Manager answers
-        what is on the table, so repeating itself is never stalling for it."""
-        answered, self._answered = self._answered, grounded
-        if not self._repeats(LAB_MANAGER, action) or answered is grounded:
-            return False
-        return answered is None or grounded is None or answered.response != grounded.response
+        """Whether `action` repeats the Lab Manager's previous answer although that answer no
+        longer states the lab's verdict on the protocol on the table: it ignores the Scientist's
+        new move. The reference Lab Manager states the grounded check every time, so repeating
+        itself is never stalling for it."""
+        repeated = self._repeats(LAB_MANAGER, action)
+        return repeated and grounded is not None and action.flags != grounded.check.flags
 
     def _lab_manager_move(self, action: LabManagerAction) -> Transition:
         grounded = self._grounded
         misreported = 0
         self._suggested_check = None
         if grounded is not None:
-            reported = (
-                action.protocol_ok,
-                action.budget_ok,
-                action.equipment_ok,
-                action.reagents_ok,
-                action.schedule_ok,
-                action.staff_ok,
-                action.policy_ok,
-            )  # in FEASIBILITY_DIMENSIONS order, like `flags`
-            misreported = sum(map(ne, reported, grounded.check.flags))
+            misreported = sum(map(ne, action.flags, grounded.check.flags))
             suggested = action.suggested_protocol
             if suggested is not None:
                 check = self._suggested_check = self._check_of_suggestion(suggested, grounded)
@@ -581,7 +511,7 @@ class Episode:
         if self._questions:
             message += " Answer: " + answer_questions(self._questions, self.scenario, self.check)
             self._questions = []
-        stance: str = action.action_type._value_  # `.value`, as in `_scientist_move`
+        stance = action.action_type.value
         self._say(LAB_MANAGER, stance, message)
         self._end_round()
         return self._transition(
@@ -602,14 +532,8 @@ class Episode:
 
     def _say(self, role: str, action_type: str, message: str) -> None:
         self.transcript.append(
-            construct_from(
-                ConversationEntry,
-                {
-                    "role": role,
-                    "message": message,
-                    "round_number": self.round_number,
-                    "action_type": action_type,
-                },
+            ConversationEntry(
+                role=role, message=message, round_number=self.round_number, action_type=action_type
             )
         )
 

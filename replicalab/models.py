@@ -12,9 +12,10 @@ validation error naming its field, which an episode turns into `invalid_action`.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from enum import Enum
-from functools import cache, cached_property
+from functools import cached_property
 from typing import Annotated, Any, Literal, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
@@ -93,25 +94,33 @@ class derived(cached_property[T]):
 
 
 class Contract(BaseModel):
-    """Base of every value model: frozen, strict about unknown keys, strips strings."""
+    """Base of every value model: frozen, strict about unknown keys, strips strings.
+
+    Every way to make a contract validates: the constructor and `model_validate`, and, unlike
+    pydantic's defaults, `model_copy(update=...)` and `model_construct` too. So an instance is
+    valid by construction, and a reader that must not trust its input (the episode, for actions)
+    need only check its type.
+    """
 
     model_config = ConfigDict(
         extra="forbid", frozen=True, str_strip_whitespace=True, ignored_types=(derived,)
     )
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
-        """A copy that derives its `derived` values afresh (an update may change what they read)."""
-        copied = super().model_copy(update=update, deep=deep)
-        for name in _derived_names(type(self)):
-            copied.__dict__.pop(name, None)
-        return copied
+        """A copy; with `update`, a new instance validated from the fields and the update."""
+        if not update:
+            return super().model_copy(deep=deep)
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        if deep:
+            values = copy.deepcopy(values)
+        return self.model_validate({**values, **update})
 
-
-@cache
-def _derived_names(cls: type[Contract]) -> tuple[str, ...]:
-    return tuple(
-        name for klass in cls.__mro__ for name, value in vars(klass).items() if isinstance(value, derived)
-    )
+    @classmethod
+    def model_construct(  # type: ignore[override]  # pydantic's mypy plugin types it per model
+        cls, _fields_set: set[str] | None = None, **values: Any
+    ) -> Self:
+        """`model_validate(values)`: a contract is never built unchecked."""
+        return cls.model_validate(values)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -139,18 +148,6 @@ def construct(cls: type[M], **values: Any) -> M:
     fields in Python.
     """
     return construct_from(cls, values)
-
-
-def constructed(model: BaseModel) -> bool:
-    """Whether `model` was built by `construct`, which its callers reserve for values they know
-    to be valid.
-
-    Such a model holds its class's shared fields-set (see `_LAYOUT`); one that pydantic's
-    `model_construct`, `model_copy`, unpickling or validation built holds a set of its own. A
-    reader that must not trust unchecked input (the episode, for actions) validates those.
-    """
-    layout = _LAYOUT.get(type(model))
-    return layout is not None and model.__pydantic_fields_set__ is layout[1]
 
 
 def construct_from(cls: type[M], values: dict[str, Any]) -> M:
@@ -267,7 +264,9 @@ FEASIBILITY_DIMENSIONS = (
     "staff",
     "policy",
 )
-"""The seven dimensions the Lab Manager checks, in the seed's order."""
+"""The seven dimensions the Lab Manager checks, in the order every check and report lists them."""
+FLAG_FIELDS = tuple(f"{dim}_ok" for dim in FEASIBILITY_DIMENSIONS)
+"""A Lab Manager action's flag for each dimension, in the same order."""
 
 LAB_DIMENSIONS = ("budget", "equipment", "reagents", "schedule", "staff")
 """Dimensions that are facts of the lab (not of the protocol's own validity or policy)."""
@@ -288,10 +287,14 @@ class LabManagerAction(Contract):
     suggested_protocol: Protocol | None = None  # the whole revised protocol
     explanation: NonEmptyStr
 
+    @property
+    def flags(self) -> tuple[bool, ...]:
+        """The seven reported verdicts, in `FEASIBILITY_DIMENSIONS` order."""
+        return tuple(getattr(self, name) for name in FLAG_FIELDS)
+
     @model_validator(mode="after")
     def _rules_of_the_verdict(self) -> LabManagerAction:
-        flags = all(getattr(self, f"{dim}_ok") for dim in FEASIBILITY_DIMENSIONS)
-        if self.feasible != flags:
+        if self.feasible != all(self.flags):
             raise ValueError("feasible: must equal the AND of the seven *_ok flags")
         kind = self.action_type
         if kind is LabManagerActionType.ACCEPT and not self.feasible:
@@ -384,32 +387,14 @@ class FeasibilityCheckResult(Contract):
     def policy_ok(self) -> bool:
         return self.policy.ok
 
-    # `feasible` and `flags` are read several times per step: derived once (the check is frozen),
-    # and spelled out, because getattr over the names costs 5× more.
-    @derived
-    def feasible(self) -> bool:
-        return (
-            self.protocol.ok
-            and self.budget.ok
-            and self.equipment.ok
-            and self.reagents.ok
-            and self.schedule.ok
-            and self.staff.ok
-            and self.policy.ok
-        )
-
-    @derived
+    @cached_property  # the check is frozen, and every step reads its flags several times
     def flags(self) -> tuple[bool, ...]:
         """The seven dimension verdicts, in `FEASIBILITY_DIMENSIONS` order."""
-        return (
-            self.protocol.ok,
-            self.budget.ok,
-            self.equipment.ok,
-            self.reagents.ok,
-            self.schedule.ok,
-            self.staff.ok,
-            self.policy.ok,
-        )
+        return tuple(getattr(self, dim).ok for dim in FEASIBILITY_DIMENSIONS)
+
+    @property
+    def feasible(self) -> bool:
+        return all(self.flags)
 
     @property
     def failed_dimensions(self) -> list[str]:
@@ -506,11 +491,11 @@ class ResourceItem(Contract):
     essential: bool = False  # the method cannot run without this item or an allowed substitute
 
     # Items are shared by the packs of a template, so what lookups read is derived once per item.
-    @derived
+    @cached_property
     def available(self) -> bool:
         return self.status == "available"
 
-    @derived
+    @cached_property
     def key(self) -> str:
         """The lower-cased name: items are matched case-insensitively."""
         return self.name.lower()
@@ -523,11 +508,11 @@ class Substitution(Contract):
     tradeoff: NonEmptyStr  # what it costs the science
 
     # Substitutions are shared by the packs of a template: their lookup keys are derived once.
-    @derived
+    @cached_property
     def original_key(self) -> str:
         return self.original.lower()
 
-    @derived
+    @cached_property
     def alternative_key(self) -> str:
         return self.alternative.lower()
 

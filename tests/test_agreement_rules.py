@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from replicalab.agents.lab_manager_policy import check_feasibility
+from replicalab.agents.lab_manager_policy import check_feasibility, grounded_lab_response
 from replicalab.baselines.policies import GroundedLabManager, RandomScientist
 from replicalab.baselines.runner import Cell, play_episode
 from replicalab.envs import codec
@@ -55,7 +55,7 @@ def test_grounded_lab_manager_never_agrees_on_a_plan_that_fails_its_own_check(
 def test_accepting_a_failing_suggestion_ends_without_agreement() -> None:
     ep = new()
     ep.step(propose(bad_plan(PACK)))
-    reply = ep.grounded_lab_response()
+    reply = grounded_lab_response(ep)
     suggested = reply.suggested_protocol
     assert reply.action_type is LabManagerActionType.SUGGEST_ALTERNATIVE and suggested is not None
     assert not check_feasibility(suggested, PACK).feasible  # a counter-proposal that still fails
@@ -74,16 +74,16 @@ def test_accepting_a_failing_suggestion_ends_without_agreement() -> None:
 def test_a_failing_suggestion_can_be_adopted_with_revise_protocol() -> None:
     ep = new()
     ep.step(propose(bad_plan(PACK)))
-    suggested = ep.grounded_lab_response().suggested_protocol
+    suggested = grounded_lab_response(ep).suggested_protocol
     assert suggested is not None
-    ep.step(ep.grounded_lab_response())
+    ep.step(grounded_lab_response(ep))
     outcome = ep.step(propose(suggested, "revise_protocol"))
     assert outcome.error is None and not ep.done and ep.protocol == suggested
     assert ep.check is not None and not ep.check.feasible
-    ep.step(ep.grounded_lab_response())
+    ep.step(grounded_lab_response(ep))
     assert not ep.consented  # the Lab Manager objects to the adopted plan: negotiate on
     ep.step(propose(good_plan(PACK), "revise_protocol"))
-    ep.step(ep.grounded_lab_response())
+    ep.step(grounded_lab_response(ep))
     ep.step(ACCEPT)
     assert ep.verdict == "agreement" and ep.final_protocol == good_plan(PACK)
 
@@ -148,7 +148,7 @@ def test_grounded_lab_manager_is_never_penalised(random_vs_grounded: list[tuple[
 def test_a_lab_manager_that_ignores_new_proposals_stalls() -> None:
     ep = new()
     ep.step(propose(bad_plan(PACK)))
-    canned = ep.grounded_lab_response()
+    canned = grounded_lab_response(ep)
     ep.step(canned)
     ep.step(propose(bad_plan(PACK), "revise_protocol"))  # the same plan: the same answer is right
     assert "stalling" not in ep.step(canned).components[LAB_MANAGER]
@@ -160,12 +160,12 @@ def test_the_same_acceptance_of_a_different_plan_is_not_stalling() -> None:
     ep = new()
     plan = good_plan(PACK)
     ep.step(propose(plan))
-    first = ep.grounded_lab_response()
+    first = grounded_lab_response(ep)
     ep.step(first)
     reworded = plan.model_copy(update={"rationale": plan.rationale + " Reworded."})  # same cost, staff
     ep.step(propose(reworded, "revise_protocol"))
-    assert ep.grounded_lab_response() == first
-    assert ep.step(ep.grounded_lab_response()).components[LAB_MANAGER] == {}
+    assert grounded_lab_response(ep) == first
+    assert ep.step(grounded_lab_response(ep)).components[LAB_MANAGER] == {}
 
 
 # --------------------------------------------------------------------------- replay
@@ -174,7 +174,7 @@ def test_the_same_acceptance_of_a_different_plan_is_not_stalling() -> None:
 def _fuzzed_lab_manager(episode: Episode, rng: np.random.Generator) -> LabManagerAction:
     """The grounded answer, or a stance with lying flags that may suggest the table's own protocol."""
     if episode.protocol is None or rng.random() < 0.4:
-        return episode.grounded_lab_response()
+        return grounded_lab_response(episode)
     kind = [LabManagerActionType.ACCEPT, LabManagerActionType.SUGGEST_ALTERNATIVE][int(rng.integers(2))]
     suggested = episode.protocol if kind is LabManagerActionType.SUGGEST_ALTERNATIVE else None
     return stance(episode, kind, lie=True, suggested=suggested)

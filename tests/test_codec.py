@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import codec
 from replicalab.envs.spaces import (
     A_CONTROLS,
@@ -48,7 +49,7 @@ def scientist_states() -> Iterator[tuple[Episode, codec.ScientistCodec]]:
             yield empty, scientist_codec
             tabled = Episode(pack)
             tabled.step(propose(bad_plan(pack) if seed % 2 else good_plan(pack)))
-            tabled.step(tabled.grounded_lab_response())
+            tabled.step(grounded_lab_response(tabled))
             yield tabled, scientist_codec
 
 
@@ -210,7 +211,7 @@ def test_lab_manager_masks_are_zero_off_turn_and_after_the_end() -> None:
     episode = Episode(pack)
     assert not codec.lab_manager_mask(episode).any()
     episode.step(propose(good_plan(pack)))
-    episode.step(episode.grounded_lab_response())
+    episode.step(grounded_lab_response(episode))
     episode.step(ACCEPT)
     assert episode.done
     assert not codec.lab_manager_mask(episode).any()

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import replicalab.envs
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.envs import replicalab_v0
 from replicalab.episode import LAB_MANAGER, SCIENTIST
@@ -29,7 +30,7 @@ def _finished_aec() -> replicalab_v0.raw_env:
     env = _aec()
     env.reset(seed=0, options={"scenario": PACK})
     env.step(propose(good_plan(PACK)))
-    env.step(env.episode.grounded_lab_response())
+    env.step(grounded_lab_response(env.episode))
     env.step(ScientistAction(action_type=ScientistActionType.ACCEPT))
     assert env.episode.done
     return env
@@ -205,7 +206,7 @@ def test_every_front_gives_its_episode_log_the_same_way() -> None:
         elif agent == SCIENTIST:
             aec.step(build_baseline_scientist_action(episode.scientist_observation()))
         else:
-            aec.step(episode.grounded_lab_response())
+            aec.step(grounded_lab_response(episode))
     parallel = replicalab_v0.parallel_env()
     parallel.reset(seed=0)
     while parallel.agents:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.scientist_policy import (
     ScientistOutputParseError,
     build_baseline_scientist_action,
@@ -245,7 +246,7 @@ def _scientist_move(
 
 def _lab_manager_move(env: replicalab_v0.raw_env, obs: dict[str, Any], rng: np.random.Generator) -> Any:
     if rng.random() < 0.5:
-        return env.episode.grounded_lab_response()
+        return grounded_lab_response(env.episode)
     return env.action_space(LAB_MANAGER).sample(obs["action_mask"])
 
 
@@ -295,7 +296,7 @@ def test_scientist_infos_hold_only_public_keys() -> None:
     env.reset(seed=0)
     assert set(env.infos[SCIENTIST]) == {"round", "reward_components", "error", "system_prompt"}
     env.step(propose(good_plan(env.episode.scenario)))
-    env.step(env.episode.grounded_lab_response())
+    env.step(grounded_lab_response(env.episode))
     env.step(ScientistAction.model_validate({"action_type": "accept"}))
     assert set(env.infos[SCIENTIST]) == {"round", "reward_components", "error", "verdict", "judge"}
     assert set(env.infos[SCIENTIST]["judge"]) == {"rigor", "feasibility", "fidelity", "parsimony", "total"}

@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 
 import replicalab.envs
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.envs import replicalab_v0
 from replicalab.envs.scientist_v0 import ScientistEnv
@@ -94,13 +95,13 @@ def test_aec_accepts_pydantic_and_dict_actions_for_both_agents(mode: str, form: 
     episode = env.episode
     send(build_baseline_scientist_action(episode.scientist_observation()))
     assert episode.protocol is not None
-    send(episode.grounded_lab_response())
+    send(grounded_lab_response(episode))
     send(
         ScientistAction.model_validate(
             {"action_type": "request_info", "questions": ["How many staff are available?"]}
         )
     )
-    send(episode.grounded_lab_response())
+    send(grounded_lab_response(episode))
     assert env.agent_selection == SCIENTIST and episode.round_number == 3
     assert episode.invalid_action_count == 0
 
@@ -114,7 +115,7 @@ def test_parallel_and_gymnasium_accept_pydantic_and_dict_actions(mode: str) -> N
     move = build_baseline_scientist_action(episode.scientist_observation())
     _, _, _, _, infos = par.step({SCIENTIST: move.model_dump(), LAB_MANAGER: 0})
     assert infos[SCIENTIST]["error"] is None and infos[LAB_MANAGER]["error"] is None
-    _, _, _, _, infos = par.step({SCIENTIST: move, LAB_MANAGER: episode.grounded_lab_response()})
+    _, _, _, _, infos = par.step({SCIENTIST: move, LAB_MANAGER: grounded_lab_response(episode)})
     assert infos[SCIENTIST]["error"] is None and infos[LAB_MANAGER]["error"] is None
 
     env = ScientistEnv(action_mode=mode)
@@ -136,7 +137,7 @@ def _choose(
     if policy == "baseline":
         if agent == SCIENTIST:
             return build_baseline_scientist_action(episode.scientist_observation())
-        return episode.grounded_lab_response()
+        return grounded_lab_response(episode)
     if policy == "noisy" and rng.random() < 0.2:
         return ["not an action", None, {"action_type": "accept"}, 7][int(rng.integers(4))]
     return env.action_space(agent).sample(obs["action_mask"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replicalab.agents.lab_manager_policy import check_feasibility
+from replicalab.agents.lab_manager_policy import check_feasibility, grounded_lab_response
 from replicalab.episode import (
     LAB_MANAGER,
     SCIENTIST,
@@ -71,7 +71,7 @@ def test_accept_with_consent_is_an_agreement_paid_to_both(template: str, difficu
     pack = generate_scenario(3, template, difficulty)
     ep = new(pack)
     ep.step(propose(good_plan(pack)))
-    reply = ep.grounded_lab_response()
+    reply = grounded_lab_response(ep)
     assert reply.action_type is LabManagerActionType.ACCEPT
     ep.step(reply)
     outcome = ep.step(ACCEPT)
@@ -121,7 +121,7 @@ def test_accepting_the_grounded_suggestion_adopts_it() -> None:
     long_plan = good_plan(PACK).model_copy(update={"duration_days": 400})  # the suggestion fixes it
     ep = new()
     ep.step(propose(long_plan))
-    reply = ep.grounded_lab_response()
+    reply = grounded_lab_response(ep)
     assert reply.action_type is LabManagerActionType.SUGGEST_ALTERNATIVE
     suggested = reply.suggested_protocol
     assert suggested is not None and suggested != ep.protocol
@@ -175,7 +175,7 @@ def test_revise_and_accept_are_illegal_without_a_protocol() -> None:
         )
         refused = probe.step(move)
         assert refused.error is not None and refused.error.code == "illegal_action"
-    ep.step(ep.grounded_lab_response())
+    ep.step(grounded_lab_response(ep))
     outcome = ep.step(propose(good_plan(PACK), "revise_protocol"))
     assert outcome.error is not None and outcome.error.code == "illegal_action"
     assert ep.protocol is None and ep.invalid_action_count == 2
@@ -200,7 +200,7 @@ def test_a_refused_move_costs_the_turn_and_is_logged() -> None:
 def test_a_refused_lab_manager_move_ends_the_round_and_withdraws_consent() -> None:
     ep = new()
     ep.step(propose(good_plan(PACK)))
-    ep.step(ep.grounded_lab_response())  # accept
+    ep.step(grounded_lab_response(ep))  # accept
     ep.step(ASK_BUDGET)
     outcome = ep.step(coerce_action(LAB_MANAGER, {"action_type": "accept"}))
     assert outcome.error is not None and outcome.error.code == "invalid_action"
@@ -283,7 +283,7 @@ def test_round_limit_terminates_without_agreement() -> None:
 def test_step_cap_truncates() -> None:
     ep = new(step_cap=3)
     ep.step(ASK_BUDGET)
-    ep.step(ep.grounded_lab_response())
+    ep.step(grounded_lab_response(ep))
     outcome = ep.step(ASK_BUDGET)
     assert ep.truncated and not ep.terminated and ep.verdict == "truncated"
     assert outcome.components[SCIENTIST]["no_agreement"] == -2.0
@@ -293,11 +293,11 @@ def test_step_cap_truncates() -> None:
 def test_finished_episode_refuses_steps_and_masks_everything() -> None:
     ep = new()
     ep.step(propose(good_plan(PACK)))
-    ep.step(ep.grounded_lab_response())
+    ep.step(grounded_lab_response(ep))
     ep.step(ACCEPT)
     assert ep.scientist_mask() == ep.lab_manager_mask() == (False,) * 4
     before = ep.to_log().model_dump_json()
-    for move in (ACCEPT, ep.grounded_lab_response()):
+    for move in (ACCEPT, grounded_lab_response(ep)):
         with pytest.raises(EpisodeOverError):
             ep.step(move)
     assert ep.to_log().model_dump_json() == before
@@ -318,7 +318,7 @@ def test_misreported_flags_are_penalised_per_flag() -> None:
 
     honest = new()
     honest.step(propose(bad_plan(PACK)))
-    assert "misreport" not in honest.step(honest.grounded_lab_response()).components[LAB_MANAGER]
+    assert "misreport" not in honest.step(grounded_lab_response(honest)).components[LAB_MANAGER]
 
     sparse = new(reward_config=get_preset("sparse"))
     sparse.step(propose(bad_plan(PACK)))
@@ -332,7 +332,7 @@ def test_request_info_is_answered_from_the_lab_facts() -> None:
     ep = new()
     questions = ["What budget is available?", "Which items are unavailable?"]
     ep.step(ScientistAction(action_type=ScientistActionType.REQUEST_INFO, questions=questions))
-    ep.step(ep.grounded_lab_response())
+    ep.step(grounded_lab_response(ep))
     answer = answer_questions(questions, PACK, None)
     reply = ep.transcript[-1]
     assert reply.role == "lab_manager" and reply.message.endswith(" Answer: " + answer)
@@ -340,7 +340,7 @@ def test_request_info_is_answered_from_the_lab_facts() -> None:
     ep.step(ASK_BUDGET)
     ep.step(coerce_action(LAB_MANAGER, "garbage"))  # a refused reply answers nothing
     ep.step(propose(good_plan(PACK)))
-    ep.step(ep.grounded_lab_response())
+    ep.step(grounded_lab_response(ep))
     assert "Answer:" not in ep.transcript[-1].message
 
 

@@ -8,16 +8,13 @@ import json
 import math
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from replicalab.agents.lab_manager_policy import respond
+from replicalab.agents.lab_manager_policy import grounded_lab_response, respond
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
-from replicalab.envs import codec
-from replicalab.envs.spaces import SCIENTIST_NVEC
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, coerce_action
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import (
@@ -34,7 +31,6 @@ from replicalab.models import (
     Protocol,
     ScientistAction,
     ScientistActionType,
-    constructed,
 )
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, NormalizedScenarioPack, generate_scenario
 from replicalab.scenarios.io import load_pack, save_pack
@@ -43,6 +39,15 @@ from replicalab.scenarios.types import LabFacts, PaperCase
 from tests.test_episode import ASK_BUDGET, PACK, new, propose, stance
 from tests.test_judge import good_plan
 from tests.test_models import assert_rejected
+
+
+def assert_rejected_by(build: Any, field: str) -> None:
+    """`build()` raises a ValidationError located at `field` (or whose message starts with it)."""
+    with pytest.raises(ValidationError) as caught:
+        build()
+    errors = caught.value.errors()
+    assert any(field in e["loc"] or e["msg"].startswith(f"Value error, {field}:") for e in errors), errors
+
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 GOOD = propose(good_plan(PACK))
@@ -73,14 +78,15 @@ def _assert_whole(episode: Episode) -> None:
 @SETTINGS
 @given(field=number_fields, value=too_large)
 def test_a_too_large_number_is_invalid_action_on_every_path(field: str, value: int) -> None:
-    """Text, dict, a validated-then-copied model, and an unvalidated one: the same refusal."""
+    """Text and dict: the episode refuses the move; a copy or `model_construct` with the value
+    cannot even be built (a contract validates however it is made), naming the field."""
     payload = {**GOOD.model_dump(mode="json"), field: value}
-    paths: dict[str, object] = {
-        "text": json.dumps(payload),
-        "dict": payload,
-        "model_copy": GOOD.model_copy(update={field: value}),
-        "model_construct": ScientistAction.model_construct(**{**GOOD.__dict__, field: value}),
-    }
+    for build in (
+        lambda: GOOD.model_copy(update={field: value}),
+        lambda: ScientistAction.model_construct(**{**GOOD.model_dump(), field: value}),
+    ):
+        assert_rejected_by(build, field)
+    paths: dict[str, object] = {"text": json.dumps(payload), "dict": payload}
     for path, action in paths.items():
         episode = new()
         outcome = episode.step(coerce_action(SCIENTIST, action))
@@ -90,7 +96,7 @@ def test_a_too_large_number_is_invalid_action_on_every_path(field: str, value: i
 
 
 @SETTINGS
-@given(field=number_fields, value=too_large, build=st.sampled_from(["dict", "text", "copy", "construct"]))
+@given(field=number_fields, value=too_large, build=st.sampled_from(["dict", "text"]))
 def test_a_suggestion_with_a_too_large_number_refuses_the_lab_managers_move(
     field: str, value: int, build: str
 ) -> None:
@@ -99,16 +105,8 @@ def test_a_suggestion_with_a_too_large_number_refuses_the_lab_managers_move(
     honest = stance(episode, LabManagerActionType.SUGGEST_ALTERNATIVE, suggested=good_plan(PACK))
     suggested = {**good_plan(PACK).model_dump(mode="json"), field: value}
     move: object
-    if build in ("dict", "text"):
-        data = {**honest.model_dump(mode="json"), "suggested_protocol": suggested}
-        move = data if build == "dict" else json.dumps(data)
-    elif build == "copy":
-        move = honest.model_copy(
-            update={"suggested_protocol": good_plan(PACK).model_copy(update={field: value})}
-        )
-    else:
-        bad = Protocol.model_construct(**suggested)
-        move = LabManagerAction.model_construct(**{**honest.__dict__, "suggested_protocol": bad})
+    data = {**honest.model_dump(mode="json"), "suggested_protocol": suggested}
+    move = data if build == "dict" else json.dumps(data)
     outcome = episode.step(coerce_action(LAB_MANAGER, move))
     _refused(outcome.error, "suggested_protocol." + field)
     assert episode.last_lab_action is None  # a refused move is no consent
@@ -148,7 +146,7 @@ def test_a_plan_at_every_bound_plays_a_whole_episode() -> None:
     )
     episode = new()
     episode.step(propose(Protocol.model_validate(plan.model_dump())))
-    assert episode.step(episode.grounded_lab_response()).error is None
+    assert episode.step(grounded_lab_response(episode)).error is None
     episode.step(ScientistAction(action_type=ScientistActionType.ACCEPT))
     assert episode.done and episode.breakdown is not None and math.isfinite(episode.totals[SCIENTIST])
     _assert_whole(episode)
@@ -166,39 +164,25 @@ def test_number_bounds_are_documented_maxima(field: str) -> None:
 # --------------------------------------------------------------------------- entry validation
 
 
-def test_an_unvalidated_copy_is_validated_when_it_enters() -> None:
-    """`model_copy(update=...)` skips validation; the episode does not."""
+def test_copies_and_model_construct_validate_like_the_constructor() -> None:
+    """pydantic's `model_copy(update=...)` and `model_construct` skip validation; a contract's do
+    not, so no action that breaks its contract can reach an episode, whatever built it."""
     for update, field in (({"sample_size": -5}, "sample_size"), ({"technique": None}, "technique")):
-        episode = new()
-        _refused(episode.step(GOOD.model_copy(update=update)).error, field)
-        assert episode.invalid_action_count == 1 and episode.protocol is None
-    for update, field in (({"feasible": False}, "feasible"), ({"explanation": None}, "explanation")):
-        episode = new()
-        episode.step(GOOD)
-        _refused(episode.step(episode.grounded_lab_response().model_copy(update=update)).error, field)
-
-
-def test_an_entering_model_is_stored_as_validation_leaves_it() -> None:
-    """A `model_construct` that validation would coerce or strip is played as validated."""
+        assert_rejected_by(lambda update=update: GOOD.model_copy(update=update), field)
+        assert_rejected_by(
+            lambda update=update: ScientistAction.model_construct(**{**GOOD.model_dump(), **update}), field
+        )
     episode = new()
-    loose = ScientistAction.model_construct(**{**GOOD.__dict__, "sample_size": "7", "technique": "  t  "})
-    assert episode.step(loose).error is None
-    assert episode.protocol is not None and episode.protocol.sample_size == 7
-    assert episode.protocol.technique == "t"
-
-
-def test_the_trusted_builders_use_construct_and_copies_lose_the_trust() -> None:
-    """What lets the hot paths skip re-validation: the reference policies and the codec build
-    their actions with `construct`; any other way of building one is validated on entry."""
-    episode = new()
-    baseline = build_baseline_scientist_action(episode.scientist_observation())
-    assert constructed(baseline)
-    episode.step(baseline)
-    assert constructed(episode.grounded_lab_response())
-    structured = codec.ScientistCodec(PACK).decode(np.zeros(SCIENTIST_NVEC.size, dtype=np.int64), (True,) * 4)
-    assert isinstance(structured, ScientistAction) and constructed(structured)
-    for copy in (baseline.model_copy(), ScientistAction.model_validate(baseline.model_dump())):
-        assert not constructed(copy)
+    episode.step(GOOD)
+    reply = grounded_lab_response(episode)
+    for update, field in (
+        ({"feasible": not reply.feasible}, "feasible"),
+        ({"explanation": None}, "explanation"),
+    ):
+        assert_rejected_by(lambda update=update: reply.model_copy(update=update), field)
+    copied = GOOD.model_copy(update={"sample_size": "7", "technique": "  t  "})
+    assert copied.sample_size == 7 and copied.technique == "t"  # coerced and stripped as validated
+    assert GOOD.model_copy() == GOOD and GOOD.model_copy(deep=True) == GOOD
 
 
 # --------------------------------------------------------------------------- text caps
@@ -209,8 +193,8 @@ def test_one_text_cap_on_every_path(field: str) -> None:
     over = "x" * (MAX_TEXT_CHARS + 1)
     at = "x" * MAX_TEXT_CHARS
     payload = {**GOOD.model_dump(mode="json"), field: over}
-    for action in (payload, GOOD.model_copy(update={field: over})):
-        _refused(new().step(coerce_action(SCIENTIST, action)).error, field)
+    _refused(new().step(coerce_action(SCIENTIST, payload)).error, field)
+    assert_rejected_by(lambda: GOOD.model_copy(update={field: over}), field)
     text = coerce_action(SCIENTIST, json.dumps(payload))
     assert isinstance(text, ActionError) and text.code == "invalid_json"  # over the parser's cap
     assert_rejected(ScientistAction, field, payload)
@@ -293,7 +277,7 @@ def test_the_reference_policies_never_break_the_contract(
                 episode.scientist_observation()
             )
         else:
-            move = episode.grounded_lab_response()
+            move = grounded_lab_response(episode)
         assert type(move).model_validate(move.model_dump()) == move
         episode.step(move)
 

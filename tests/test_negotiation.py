@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from replicalab.agents import build_baseline_scientist_action
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.episode import SCIENTIST, Episode
 from replicalab.models import LabManagerActionType
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
@@ -21,7 +22,7 @@ def _negotiate(template: str, difficulty: str, seed: int) -> Episode:
         if episode.agent_selection == SCIENTIST:
             episode.step(build_baseline_scientist_action(episode.scientist_observation()))
         else:
-            episode.step(episode.grounded_lab_response())
+            episode.step(grounded_lab_response(episode))
     return episode
 
 

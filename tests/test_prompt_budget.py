@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.scientist_policy import (
     MAX_PROMPT_CHARS,
     MIN_PROMPT_CHARS,
@@ -101,7 +102,7 @@ def test_the_text_env_prompt_keeps_the_contract_and_the_latest_reply() -> None:
     )
     for _ in range(8):  # each round adds about 48k characters of questions
         env.step(question)
-        env.step(env.unwrapped.episode.grounded_lab_response())
+        env.step(grounded_lab_response(env.unwrapped.episode))
     prompt = env.observe(SCIENTIST)["prompt"]
     assert env.observation_space(SCIENTIST)["prompt"].contains(prompt)
     _assert_contract(prompt, MAX_PROMPT_CHARS, "Round 9 of 40")

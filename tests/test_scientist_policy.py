@@ -10,14 +10,13 @@ from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from replicalab.agents.baseline_scientist import _feedback_indicates_blocker, _infer_domain
 from replicalab.agents.scientist_policy import (
     MAX_JSON_DEPTH,
     MAX_OUTPUT_CHARS,
     RetryMetadata,
     ScientistCallResult,
     ScientistOutputParseError,
-    _feedback_indicates_blocker,
-    _infer_domain,
     build_baseline_scientist_action,
     build_scientist_system_prompt,
     call_scientist_with_retry,
@@ -262,8 +261,8 @@ def test_prompts_never_show_the_hidden_reference_or_the_lab() -> None:
     )
     secret_lab = pack.lab.model_copy(
         update={
-            "budget_total": 13579.0,
-            "budget_remaining": 24680.0,
+            "budget_total": 24680.0,
+            "budget_remaining": 13579.0,
             "safety_restrictions": ["SECRET-RESTRICTION"],
         }
     )

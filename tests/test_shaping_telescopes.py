@@ -7,6 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.policies import RandomScientist
 from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode, coerce_action
 from replicalab.models import LabManagerActionType, RewardConfig
@@ -77,7 +78,7 @@ def _scripted(config: RewardConfig, ending: str) -> Episode:
         agent = episode.agent_selection
         move = moves[agent].pop(0)
         if move == "grounded":
-            episode.step(episode.grounded_lab_response())
+            episode.step(grounded_lab_response(episode))
         elif move == "junk":
             episode.step(_junk(agent))  # type: ignore[arg-type]
         elif move == "accept":
@@ -109,8 +110,8 @@ def _fuzzed_move(episode: Episode, code: int, scientist: RandomScientist) -> obj
             lambda: _junk(SCIENTIST),
         ][code % 6]()
     return [
-        episode.grounded_lab_response,
-        episode.grounded_lab_response,
+        lambda: grounded_lab_response(episode),
+        lambda: grounded_lab_response(episode),
         lambda: stance(episode, LabManagerActionType.ACCEPT, lie=True),
         lambda: _junk(LAB_MANAGER),
     ][code % 4]()
@@ -141,6 +142,6 @@ def test_shaping_telescopes_over_any_action_sequence(
             break
         episode.step(_fuzzed_move(episode, code, scientist))  # type: ignore[arg-type]
     while not episode.done:  # then ask and answer until the round limit
-        move = ASK_BUDGET if episode.agent_selection == SCIENTIST else episode.grounded_lab_response()
+        move = ASK_BUDGET if episode.agent_selection == SCIENTIST else grounded_lab_response(episode)
         episode.step(move)
     assert abs(_telescoping_residual(episode)) <= 1e-9

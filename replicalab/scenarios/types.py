@@ -86,6 +86,20 @@ class PaperCase(Contract):
         return self
 
 
+class BaselinePlan(Contract):
+    """The paper-blind plan of a family's domain, and the words that tell a paper is of it.
+
+    The baseline Scientist proposes the `technique` and `controls` of the registered family
+    whose `hints` the paper names most; equal counts go to the higher `priority`, and a paper
+    naming none gets the plan of lowest priority (the most general domain).
+    """
+
+    technique: NonEmptyStr
+    controls: list[NonEmptyStr] = Field(min_length=2)  # the first two always go in; more to meet min_controls
+    hints: list[NonEmptyStr] = Field(min_length=1)  # words or phrases, matched whole
+    priority: int = 0
+
+
 class TemplateData(Contract):
     """A scenario family: its domain, its lab catalogue, its substitutions and its papers."""
 
@@ -96,6 +110,7 @@ class TemplateData(Contract):
     # "offline execution only"), one or more phrases per restriction: each becomes a hard
     # forbidden-practice constraint of every pack, so the lab's rules bind like the paper's.
     restricted_practices: list[NonEmptyStr] = Field(min_length=1)
+    baseline_plan: BaselinePlan  # what a paper-blind baseline proposes in this domain
     catalogue: list[CatalogueItem] = Field(min_length=4)  # items beside the cases' needs
     substitutions: list[Substitution] = Field(min_length=1)
     cases: list[PaperCase] = Field(min_length=6)

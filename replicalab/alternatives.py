@@ -1,0 +1,220 @@
+"""The lab's counter-proposal: the revised protocol it can offer for a plan that fails its check.
+
+The Lab Manager's observation carries it beside the check, so a learned Lab Manager is backed by
+the same offer the reference one makes; the episode grades a suggestion against it. A pure
+function of the protocol, its check and the scenario pack.
+
+The fixer applies its steps in order: swap unavailable equipment, then reagents, for their first
+available allowed substitute (and add a missing essential item, or its substitute); clamp the
+duration to the time limit; halve the sample size until the budget fits (at most ten halvings,
+never below 1 nor below a hard minimum sample size). Every step but the additions can only lower
+cost, staff and duration, so it cannot add a failure; when the additions do (an extra item can
+break the budget or the staff), the plan is rebuilt without them. Hence a suggestion never fails
+a dimension its protocol passed. In a `SuggestionChange` an empty `original` means an addition
+and an empty `revised` a removal (a swap whose substitute is already in the plan).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from replicalab.feasibility import UNAVAILABLE, check_feasibility, require
+from replicalab.lab_costs import estimate_protocol_cost
+from replicalab.models import (
+    MAX_LIST_ITEMS,
+    AlternativeSuggestion,
+    FeasibilityCheckResult,
+    Protocol,
+    Substitution,
+    SuggestionChange,
+)
+from replicalab.scenarios.types import NormalizedScenarioPack
+
+__all__ = ["suggest_alternative"]
+
+_MAX_HALVINGS = 10
+_ITEM_FIELD = {"equipment": "required_equipment", "reagent": "required_reagents"}
+
+
+def _with(protocol: Protocol, **changes: object) -> Protocol:
+    """`protocol` with some fields replaced."""
+    return protocol.model_copy(update=changes)
+
+
+def _change(field: str, original: str, revised: str, reason: str, tradeoff: str) -> SuggestionChange:
+    return SuggestionChange(field=field, original=original, revised=revised, reason=reason, tradeoff=tradeoff)
+
+
+def _first_substitute(scenario: NormalizedScenarioPack, name: str) -> Substitution | None:
+    """The swap behind `scenario.substitutes[name][0]`: the first allowed one the lab has."""
+    key = name.lower()
+    for sub in scenario.allowed_substitutions:
+        if sub.original_key == key:
+            alternative = scenario.resource_by_name.get(sub.alternative_key)
+            if alternative is not None and alternative.available:
+                return sub
+    return None
+
+
+def _swap_unavailable(
+    items: list[str], scenario: NormalizedScenarioPack, kind: str, changes: list[SuggestionChange]
+) -> list[str]:
+    """Each unavailable item replaced by its first available allowed substitute."""
+    revised: list[str] = []
+    for name in items:
+        item = scenario.resource_by_name.get(name.lower())
+        sub = None
+        if item is not None and item.kind == kind and not item.available:
+            sub = _first_substitute(scenario, name)
+        if sub is None:
+            revised.append(name)
+            continue
+        reason = f"{name} is {UNAVAILABLE[kind]}"
+        if sub.alternative_key in {n.lower() for n in (*items, *revised)}:
+            reason, replacement = f"{reason}; {sub.alternative} is already in the plan", ""
+        else:
+            replacement = sub.alternative
+            revised.append(replacement)
+        changes.append(_change(_ITEM_FIELD[kind], name, replacement, reason, sub.tradeoff))
+    return revised
+
+
+def _add_missing_essentials(
+    items: list[str], scenario: NormalizedScenarioPack, kind: str, changes: list[SuggestionChange]
+) -> list[str]:
+    """Each essential item the plan lacks, added itself when available, else its substitute,
+    while the list has room (`MAX_LIST_ITEMS`: a suggestion is a protocol, and keeps its caps)."""
+    asked = {name.lower() for name in items}
+    revised = list(items)
+    for item, in_lab, _ in scenario.essentials:
+        if item.kind != kind or not in_lab.isdisjoint(asked):
+            continue
+        if len(revised) >= MAX_LIST_ITEMS:
+            break
+        if item.available:
+            added, tradeoff = item.name, "one more item to pay for and schedule"
+        else:
+            sub = _first_substitute(scenario, item.name)
+            if sub is None:  # nothing the lab has can stand in: the failure remains
+                continue
+            added, tradeoff = sub.alternative, sub.tradeoff
+        revised.append(added)
+        asked.add(added.lower())
+        changes.append(_change(_ITEM_FIELD[kind], "", added, f"the method needs {item.name}", tradeoff))
+    return revised
+
+
+class _Limits(NamedTuple):
+    """The bounds the fixer steers to: the lab's numbers tightened by its hard constraints."""
+
+    budget: float  # credits the plan may cost
+    days: int  # longest allowed duration
+    min_samples: int  # smallest sample size halving may reach
+
+
+def _limits(scenario: NormalizedScenarioPack) -> _Limits:
+    budget, days, min_samples = scenario.lab.budget_remaining, scenario.lab.time_limit_days, 1
+    for c in scenario.constraints:
+        if not c.hard or c.quantity is None:
+            continue
+        if c.kind == "max_budget":
+            budget = min(budget, c.quantity)
+        elif c.kind == "max_duration_days":
+            days = min(days, math.floor(c.quantity))
+        elif c.kind == "min_sample_size":
+            min_samples = max(min_samples, math.ceil(c.quantity))
+    return _Limits(budget, days, min_samples)
+
+
+def _halve_to_budget(protocol: Protocol, limits: _Limits, changes: list[SuggestionChange]) -> Protocol:
+    """Halve the sample size until the cost fits the budget, stopping at the hard minimum."""
+    cost = estimate_protocol_cost(protocol)
+    size = protocol.sample_size
+    if cost <= limits.budget or size <= limits.min_samples:
+        return protocol
+    for _ in range(_MAX_HALVINGS):
+        size = max(limits.min_samples, size // 2)
+        if size == limits.min_samples or estimate_protocol_cost(protocol, size) <= limits.budget:
+            break
+    changes.append(
+        _change(
+            "sample_size",
+            str(protocol.sample_size),
+            str(size),
+            f"estimated cost {cost:g} exceeds the budget of {limits.budget:g} credits",
+            "fewer samples: less statistical power",
+        )
+    )
+    return _with(protocol, sample_size=size)
+
+
+def _revise(
+    protocol: Protocol,
+    check: FeasibilityCheckResult,
+    scenario: NormalizedScenarioPack,
+    add_missing: bool,
+) -> tuple[Protocol, list[SuggestionChange]]:
+    """The fix order: equipment, reagents, duration clamp, sample-size halving."""
+    limits = _limits(scenario)
+    changes: list[SuggestionChange] = []
+    equipment, reagents = protocol.required_equipment, protocol.required_reagents
+    if not check.equipment.ok:
+        equipment = _swap_unavailable(equipment, scenario, "equipment", changes)
+        if add_missing:
+            equipment = _add_missing_essentials(equipment, scenario, "equipment", changes)
+    if not check.reagents.ok:
+        reagents = _swap_unavailable(reagents, scenario, "reagent", changes)
+        if add_missing:
+            reagents = _add_missing_essentials(reagents, scenario, "reagent", changes)
+    duration = protocol.duration_days
+    if duration > limits.days >= 1:
+        changes.append(
+            _change(
+                "duration_days",
+                str(duration),
+                str(limits.days),
+                f"{duration} days is over the {limits.days}-day limit",
+                "less time: the schedule has no slack for reruns",
+            )
+        )
+        duration = limits.days
+    revised = protocol
+    if changes:
+        revised = _with(
+            protocol, required_equipment=equipment, required_reagents=reagents, duration_days=duration
+        )
+    return _halve_to_budget(revised, limits, changes), changes
+
+
+def suggest_alternative(
+    protocol: Protocol, check_result: FeasibilityCheckResult, scenario: NormalizedScenarioPack
+) -> AlternativeSuggestion | None:
+    """The revised protocol the lab can offer; None exactly when `check_result` is feasible.
+
+    `check_result` must be `check_feasibility(protocol, scenario)`.
+    """
+    require(protocol, Protocol, "protocol")
+    require(check_result, FeasibilityCheckResult, "check_result")
+    require(scenario, NormalizedScenarioPack, "scenario")
+    if check_result.feasible:
+        return None
+    before = check_result.failed_dimensions
+    revised, changes = _revise(protocol, check_result, scenario, add_missing=True)
+    post = check_feasibility(revised, scenario) if changes else check_result
+    after = post.failed_dimensions
+    if not set(after) <= set(before):  # only an added item can add a failure: drop additions
+        revised, changes = _revise(protocol, check_result, scenario, add_missing=False)
+        post = check_feasibility(revised, scenario) if changes else check_result
+        after = post.failed_dimensions
+    return AlternativeSuggestion(
+        revised_protocol=revised,
+        applied_changes=changes,
+        remaining_failures=after,
+        improved=set(after) < set(before),
+        pre_check=check_result,
+        post_check=post,
+    )
+
+
+# --------------------------------------------------------------------------- the answer
