@@ -1,4 +1,4 @@
-"""The seed's cost and staff formulas, in one place for validation, the Lab Manager and the judge."""
+"""The lab's cost and staff formulas, in one place for validation, the Lab Manager and the judge."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from replicalab.models import Protocol
 
 
 def estimate_protocol_cost(protocol: Protocol, sample_size: int | None = None) -> float:
-    """Credits a protocol consumes (the seed's formula, verbatim), or would consume with
+    """Credits a protocol consumes (10 per sample, 50 per day, 25 per control, 100 per equipment
+    item, 75 per reagent), or would consume with
     `sample_size` samples instead of its own (what the fixer's halving asks)."""
     return float(
         (protocol.sample_size if sample_size is None else sample_size) * 10
@@ -18,7 +19,8 @@ def estimate_protocol_cost(protocol: Protocol, sample_size: int | None = None) -
 
 
 def estimate_staff_load(protocol: Protocol) -> int:
-    """People a protocol needs at once (the seed's formula, verbatim)."""
+    """People a protocol needs at once: one, plus one each for over 20 samples, over two
+    controls, over five days and over two equipment items."""
     return (
         1
         + (1 if protocol.sample_size > 20 else 0)

@@ -18,7 +18,15 @@ from enum import Enum
 from functools import cached_property
 from typing import Annotated, Any, Literal, TypeVar, overload
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from typing_extensions import Self
 
 MAX_TEXT_CHARS = 20_000
@@ -110,7 +118,10 @@ class Contract(BaseModel):
         """A copy; with `update`, a new instance validated from the fields and the update."""
         if not update:
             return super().model_copy(deep=deep)
-        values = {name: getattr(self, name) for name in type(self).model_fields}
+        fields = type(self).model_fields
+        values = self.__dict__  # the fields, and any cached properties
+        if len(values) != len(fields):
+            values = {name: values[name] for name in fields}
         if deep:
             values = copy.deepcopy(values)
         return self.model_validate({**values, **update})
@@ -243,8 +254,7 @@ class ScientistAction(Contract):
 
     def to_protocol(self) -> Protocol:
         """The protocol this move proposes (meaningful for propose/revise only)."""
-        return construct(
-            Protocol,
+        return Protocol(
             sample_size=self.sample_size,
             controls=list(self.controls),
             technique=self.technique,
@@ -471,14 +481,16 @@ class Constraint(Contract):
     unit: Text | None = None  # days, credits, people, samples, controls
     term: Text | None = None  # the review that must appear / the practice that must not
 
-    @model_validator(mode="after")
-    def _quantity_within_reach(self) -> Constraint:
-        limit = _QUANTITY_LIMITS.get(self.kind)
-        if limit is not None and self.quantity is not None and self.quantity > limit:
-            raise ValueError(
-                f"quantity: a {self.kind} bound must be at most {limit:g}, got {self.quantity:g}"
-            )
-        return self
+    # A field validator, not a model one: pydantic re-runs a model's "after" validators on every
+    # nested instance, and an observation holds a pack's every constraint.
+    @field_validator("quantity")
+    @classmethod
+    def _quantity_within_reach(cls, quantity: float | None, info: ValidationInfo) -> float | None:
+        kind = info.data.get("kind", "")
+        limit = _QUANTITY_LIMITS.get(kind)
+        if limit is not None and quantity is not None and quantity > limit:
+            raise ValueError(f"a {kind} bound must be at most {limit:g}, got {quantity:g}")
+        return quantity
 
 
 ItemKind = Literal["equipment", "reagent"]

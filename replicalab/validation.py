@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import Protocol, ValidationIssue, ValidationResult, construct
+from replicalab.models import Protocol, ValidationIssue, ValidationResult
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import affirmed, content_words, distinct_contents, occurs, spaced
 
@@ -36,8 +36,7 @@ _BOUNDS: dict[str, tuple[str, bool, str, int]] = {
 
 
 def _issue(severity: str, category: str, message: str, constraint_id: str | None = None) -> ValidationIssue:
-    return construct(
-        ValidationIssue,
+    return ValidationIssue(
         severity=severity,
         category=category,
         message=message,
@@ -50,13 +49,13 @@ def plan_texts(protocol: Protocol) -> list[str]:
     return [protocol.technique, protocol.rationale, *protocol.controls]
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=8192)  # a plan's controls recur across its checks and episodes
 def _reviewed(term: str, controls: tuple[str, ...]) -> bool:
     """Some control names the review `term` (the controls read as one text: see `spaced`)."""
     return occurs(term, "".join(map(spaced, controls)))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=8192)  # likewise its texts, read negation-aware
 def _practised(
     terms: tuple[str, ...], technique: str, rationale: str, controls: tuple[str, ...]
 ) -> frozenset[str]:
@@ -163,7 +162,7 @@ def validate_protocol(
             wanted = content_words(element)
             if wanted and len(wanted & seen) < _REFERENCE_COVERAGE * len(wanted):
                 issues.append(_issue("warning", "reference", f"does not address: {element}"))
-    return construct(ValidationResult, issues=issues)
+    return ValidationResult(issues=issues)
 
 
 def lab_issues(

@@ -1,4 +1,4 @@
-"""Deterministic Scientist and Lab Manager policies (the seed's agents module).
+"""Deterministic Scientist and Lab Manager policies, and the prompts of an LLM Scientist.
 
 No LLM calls here: an LLM backend is injected as a `GenerateFn`.
 """

@@ -30,6 +30,7 @@ from replicalab.models import (
     clip_text,
 )
 from replicalab.scenarios import get_template, template_names
+from replicalab.scenarios.registry import revision
 from replicalab.scenarios.types import TemplateData
 from replicalab.text import mentions, occurs, spaced, words
 
@@ -168,15 +169,25 @@ def _paper_family(paper: Paper, goal: str) -> TemplateData:
     to the higher `baseline_plan.priority`, and a paper naming no hint goes to the family of
     lowest priority (the most general domain). Counting, not taking the first domain with any
     hint, keeps a proof that runs "on GPUs" in mathematics."""
+    return get_template(_family_name(paper, goal, revision()))
+
+
+@lru_cache(maxsize=1024)  # a paper keeps its family for a whole episode and recurs across them: ~4 %
+def _family_name(paper: Paper, goal: str, registry_revision: int) -> str:
+    """`_paper_family`'s answer by name, for the registry as of `registry_revision`."""
     text = " ".join((paper.title, paper.hypothesis, paper.method, paper.key_finding, goal))
     families = [get_template(name) for name in template_names()]
     counted = [
-        (_hint_count(_compile_hints(tuple(f.baseline_plan.hints)), text), f.baseline_plan.priority, f)
+        (
+            _hint_count(_compile_hints(tuple(f.baseline_plan.hints)), text),
+            f.baseline_plan.priority,
+            f.template,
+        )
         for f in families
     ]
     count, _, best = max(counted, key=lambda entry: entry[:2])
     if count == 0:
-        return min(families, key=lambda f: f.baseline_plan.priority)
+        return min(families, key=lambda f: f.baseline_plan.priority).template
     return best
 
 
@@ -227,6 +238,7 @@ def _fit_sample(value: int, brief: _Brief) -> int:
     return max(value, 1)
 
 
+@lru_cache(maxsize=4096)  # item names and terms come from the families' small vocabulary
 def _allowed(items: tuple[str, ...], forbidden: tuple[str, ...]) -> tuple[str, ...]:
     """`items` without duplicates (case-insensitive) and without any that names a forbidden term."""
     seen: set[str] = set()
@@ -283,6 +295,7 @@ def _with_reviews(
     return _allowed((*controls, *missing), forbidden)[:MAX_LIST_ITEMS]
 
 
+@lru_cache(maxsize=1024)  # the terms come from the paper's case, which recurs across episodes
 def _opening_controls(
     defaults: tuple[str, ...], n_defaults: int, reviews: tuple[str, ...], forbidden: tuple[str, ...]
 ) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ remains.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from replicalab.alternatives import suggest_alternative
@@ -88,7 +89,7 @@ def _select_lab_manager_action_type(
         return LabManagerActionType.REPORT_FEASIBILITY
     if not suggestion.improved:
         return LabManagerActionType.REJECT
-    return LabManagerActionType.SUGGEST_ALTERNATIVE  # improved, lab failures remain (spec §4)
+    return LabManagerActionType.SUGGEST_ALTERNATIVE  # improved, lab failures remain: say what remains
 
 
 def _render_change(change: SuggestionChange) -> str:
@@ -147,6 +148,8 @@ def compose_lab_manager_response(
         raise TypeError(
             f"explanation_renderer: expected a callable, got {type(explanation_renderer).__name__}"
         )
+    if explanation_renderer is None and check_result.feasible:
+        return _acceptance(check_result.estimated_cost, check_result.required_staff)
     action_type = _select_lab_manager_action_type(check_result, suggestion)
     suggested = None
     if action_type is LabManagerActionType.SUGGEST_ALTERNATIVE and suggestion is not None:
@@ -163,6 +166,17 @@ def compose_lab_manager_response(
         **dict(zip(FLAG_FIELDS, check_result.flags, strict=True)),
         suggested_protocol=suggested,
         explanation=explanation,
+    )
+
+
+@lru_cache(maxsize=1024)  # the commonest answer reads two numbers, which recur across packs: ~2 %
+def _acceptance(cost: float, staff: int) -> LabManagerAction:
+    """The default answer to a check that passes (a frozen value, shared)."""
+    return LabManagerAction(
+        action_type=LabManagerActionType.ACCEPT,
+        feasible=True,
+        **dict.fromkeys(FLAG_FIELDS, True),
+        explanation=_accepted(cost, staff),
     )
 
 

@@ -1,4 +1,4 @@
-"""The deterministic judge (the seed's scoring): four scores, a total, and an explanation.
+"""The deterministic judge: four scores, a total, and an explanation.
 
     build_reward_breakdown(protocol, scenario, check=None, *, rounds_used, max_rounds)
     compute_total_reward(breakdown) = 10 · rigor · feasibility · fidelity · parsimony

@@ -26,7 +26,6 @@ from replicalab.models import (
     FeasibilityCheckResult,
     Protocol,
     RewardBreakdown,
-    construct_from,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
 
@@ -86,18 +85,16 @@ def build_reward_breakdown(
             unused = max(0, max_rounds - rounds_used)
             if unused:
                 bonuses[EFFICIENCY] = EFFICIENCY_BONUS * unused
-    fields = {  # in declaration order, the cheapest way into `construct_from`
-        "rigor": r,
-        "feasibility": f,
-        "fidelity": fi,
-        "parsimony": p,
-        "base": base,
-        "bonuses": bonuses,
-        "penalties": {},
-        "total": base + sum(bonuses.values()),
-        "notes": notes,
-    }
-    return construct_from(RewardBreakdown, fields)
+    return RewardBreakdown(
+        rigor=r,
+        feasibility=f,
+        fidelity=fi,
+        parsimony=p,
+        base=base,
+        bonuses=bonuses,
+        total=base + sum(bonuses.values()),
+        notes=notes,
+    )
 
 
 def compute_total_reward(breakdown: RewardBreakdown) -> float:

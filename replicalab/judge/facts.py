@@ -68,7 +68,6 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
     )
 
 
-@lru_cache(maxsize=1024)  # a case's bounds and the lab's time limit take few values across packs
 def _numbers(
     sample_bounds: tuple[float, ...],
     control_bounds: tuple[float, ...],
@@ -83,7 +82,7 @@ def _numbers(
     return min_samples, min_controls, max(1, math.ceil(_ADEQUATE_SHARE_OF_TIME * max(time_limit, 1)))
 
 
-@lru_cache(maxsize=1024)  # the packs of a case share its reference text: derived once per case
+@lru_cache(maxsize=1024)  # the packs of a case share its reference text: its words, once per case
 def _reference_words(
     elements: tuple[str, ...], technique: str
 ) -> tuple[tuple[tuple[str, frozenset[str]], ...], frozenset[str]]:

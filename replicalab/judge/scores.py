@@ -80,7 +80,6 @@ def _window(text: str, n: int) -> tuple[str, ...]:
     return words(text)[:n]
 
 
-@lru_cache(maxsize=4096)  # a plan's item names recur across the packs of a case
 def _requested(items: tuple[str, ...]) -> tuple[frozenset[str], int]:
     """(the distinct lower-cased item names, how many requests repeat one)."""
     distinct = frozenset(name.lower() for name in items)
@@ -105,7 +104,7 @@ class Wording(NamedTuple):
     excess_words: int  # words over parsimony's budgets
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # plans recur (a policy's come from a finite vocabulary), each judged twice
 def _wording(
     min_controls: int,
     reviews: tuple[str, ...],
@@ -146,7 +145,6 @@ def wording_of(plan: Plan, facts: CaseFacts) -> Wording:
     )
 
 
-@lru_cache(maxsize=4096)
 def _control_credit(min_controls: int, reviews: tuple[str, ...], controls: tuple[str, ...]) -> Scored:
     """Rigor's share from controls: distinct ones against the minimum, and the reviews."""
     distinct = len(distinct_contents(controls))
@@ -219,7 +217,6 @@ def fidelity(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Sc
     return we * wording.elements + wt * wording.technique_credit + wi * item_credit, notes
 
 
-@lru_cache(maxsize=4096)
 def _text_fidelity(
     reference_elements: tuple[tuple[str, frozenset[str]], ...],
     reference_technique: frozenset[str],
@@ -270,7 +267,6 @@ def parsimony(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> S
     return score / (1 + _PADDED_CONTROL * padded), notes
 
 
-@lru_cache(maxsize=4096)
 def _words_over_budget(technique: str, controls: tuple[str, ...], rationale: str) -> int:
     excess = max(0, len(words(rationale)) - WORD_BUDGET["rationale"])
     excess += max(0, len(words(technique)) - WORD_BUDGET["technique"])
