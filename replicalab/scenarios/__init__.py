@@ -1,12 +1,8 @@
 """Seeded scenario generation over data-driven templates."""
 
-from replicalab.scenarios.generator import (
-    DEFAULT_MAX_ROUNDS,
-    generate_scenario,
-    minimal_protocol,
-    published_protocol,
-)
+from replicalab.scenarios.generator import DEFAULT_MAX_ROUNDS, generate_scenario
 from replicalab.scenarios.io import load_pack, save_pack
+from replicalab.scenarios.plan import minimal_protocol, published_protocol
 from replicalab.scenarios.registry import (
     BUILTIN_TEMPLATES,
     ScenarioFamily,

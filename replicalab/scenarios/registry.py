@@ -26,21 +26,14 @@ class ScenarioFamily(Contract):
     case_ids: list[str]
 
 
-# The registry the built-ins were loaded into: every lookup (one per generated pack at least)
-# checks it, and an identity test is cheaper than looking each name up.
-_loaded_into: dict[str, TemplateData] | None = None
-
-
 def _load_builtins() -> None:
-    global _loaded_into
-    if _loaded_into is _registry:
-        return
-    data_dir = resources.files("replicalab.scenarios") / "data"
+    """Load the built-in families the registry lacks (all of them, on first use)."""
     for name in BUILTIN_TEMPLATES:
         if name not in _registry:
-            text = (data_dir / f"{name}.json").read_text(encoding="utf-8")
+            text = (resources.files("replicalab.scenarios") / "data" / f"{name}.json").read_text(
+                encoding="utf-8"
+            )
             _registry[name] = TemplateData.model_validate_json(text)
-    _loaded_into = _registry
 
 
 def register_template(data: TemplateData, *, replace: bool = False) -> None:

@@ -7,7 +7,6 @@ Template data (papers, catalogues, substitutions) is JSON under `data/`, validat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 from typing import Literal, NamedTuple
 
 from pydantic import Field, model_validator
@@ -134,9 +133,8 @@ class LabFacts(Contract):
 class NormalizedScenarioPack(Contract):
     """One generated scenario: the public brief, the private lab, the hidden reference.
 
-    The derived tables below are what the rules, the judge and the env read. The generator fills
-    them in as it builds a pack, from parts it already holds; a loaded or copied pack derives them
-    on first read.
+    The derived tables below are what the rules, the judge and the env read, each derived from
+    the pack's fields on first read.
     """
 
     scenario_id: str  # f"{template}-{difficulty}-{seed}"
@@ -174,14 +172,6 @@ class NormalizedScenarioPack(Contract):
         return self._substitution_tables[1]
 
     @derived
-    def _substitution_tables(self) -> tuple[dict[str, list[str]], tuple[Essential, ...]]:
-        return substitution_tables(
-            self.resource_by_name,
-            ((s.original_key, s.alternative, s.alternative_key) for s in self.allowed_substitutions),
-            ((item.key, item) for item in self.resources if item.essential),
-        )
-
-    @derived
     def quantities(self) -> dict[str, tuple[float, ...]]:
         """Constraint kind -> the bounds its constraints state, in the constraints' order."""
         return quantity_table(self.constraints)
@@ -191,9 +181,17 @@ class NormalizedScenarioPack(Contract):
         """Constraint kind -> the non-empty terms (reviews, forbidden practices), in order."""
         return term_table(self.constraints)
 
+    @derived
+    def _substitution_tables(self) -> tuple[dict[str, list[str]], tuple[Essential, ...]]:
+        return substitution_tables(
+            self.resource_by_name,
+            self.allowed_substitutions,
+            [(item.key, item) for item in self.resources if item.essential],
+        )
+
 
 def quantity_table(constraints: list[Constraint]) -> dict[str, tuple[float, ...]]:
-    """`NormalizedScenarioPack.quantities` of these constraints."""
+    """Constraint kind -> the bounds its constraints state, in the constraints' order."""
     table: dict[str, tuple[float, ...]] = {}
     for c in constraints:
         if c.quantity is not None:
@@ -202,7 +200,7 @@ def quantity_table(constraints: list[Constraint]) -> dict[str, tuple[float, ...]
 
 
 def term_table(constraints: list[Constraint]) -> dict[str, tuple[str, ...]]:
-    """`NormalizedScenarioPack.terms` of these constraints."""
+    """Constraint kind -> the non-empty terms (reviews, forbidden practices), in order."""
     table: dict[str, tuple[str, ...]] = {}
     for c in constraints:
         if c.term:
@@ -212,27 +210,26 @@ def term_table(constraints: list[Constraint]) -> dict[str, tuple[str, ...]]:
 
 def substitution_tables(
     by_name: dict[str, ResourceItem],
-    swaps: Iterable[tuple[str, str, str]],
-    essential_items: Iterable[tuple[str, ResourceItem]],
-    essential: Callable[[str, ResourceItem, tuple[str, ...], tuple[str, ...]], Essential] | None = None,
+    substitutions: list[Substitution],
+    essential_items: list[tuple[str, ResourceItem]],
 ) -> tuple[dict[str, list[str]], tuple[Essential, ...]]:
     """A pack's `substitutes` and `essentials`, from its items by lower-cased name, its allowed
-    substitutions as (original key, alternative, alternative key) and its essential items as
-    (key, item), both in the pack's order. The generator passes plain values it holds already, and
-    an `essential` factory that shares equal `Essential`s between the packs of a template."""
+    substitutions, and its essential items as (lower-cased name, item) in resource order."""
     substitutes: dict[str, list[str]] = {}
-    in_lab: dict[str, tuple[str, ...]] = {}  # original key -> the keys of its `substitutes`
-    allowed: dict[str, tuple[str, ...]] = {}  # original key -> every allowed alternative's key
-    for original, alternative, alternative_key in swaps:
-        allowed[original] = (*allowed.get(original, ()), alternative_key)
-        listed = by_name.get(alternative_key)
+    in_lab: dict[str, list[str]] = {}  # original key -> the keys of its `substitutes`
+    allowed: dict[str, list[str]] = {}  # original key -> every allowed alternative's key
+    for sub in substitutions:
+        original, alternative = sub.original_key, sub.alternative_key
+        allowed.setdefault(original, []).append(alternative)
+        listed = by_name.get(alternative)
         if listed is not None and listed.available:
-            substitutes.setdefault(original, []).append(alternative)
-            in_lab[original] = (*in_lab.get(original, ()), alternative_key)
-    make = essential or Essential.of
-    return substitutes, tuple(
-        make(key, item, in_lab.get(key, ()), allowed.get(key, ())) for key, item in essential_items
+            substitutes.setdefault(original, []).append(sub.alternative)
+            in_lab.setdefault(original, []).append(alternative)
+    essentials = tuple(
+        Essential(item, frozenset([key, *in_lab.get(key, ())]), frozenset([key, *allowed.get(key, ())]))
+        for key, item in essential_items
     )
+    return substitutes, essentials
 
 
 class Essential(NamedTuple):
@@ -241,8 +238,3 @@ class Essential(NamedTuple):
     item: ResourceItem
     in_lab: frozenset[str]  # its own name and the allowed substitutes the lab has available
     allowed: frozenset[str]  # its own name and every allowed substitute, available or not
-
-    @classmethod
-    def of(cls, key: str, item: ResourceItem, in_lab: tuple[str, ...], allowed: tuple[str, ...]) -> Essential:
-        """The need for `item` (lower-cased name `key`), given its substitutes' lower-cased names."""
-        return cls(item, frozenset([key, *in_lab]), frozenset([key, *allowed]))

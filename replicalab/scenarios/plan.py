@@ -1,0 +1,190 @@
+"""What generation reads off a template, worked out once per template and shared by its packs.
+
+A template's items, rules and plan costs do not depend on the seed, so they are built here once:
+each pack then only draws which of them it uses. Items and constraints are frozen values, so
+packs may share them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
+from replicalab.models import Constraint, ItemKind, Protocol, ResourceItem, Substitution
+from replicalab.scenarios.registry import get_template, template_key
+from replicalab.scenarios.rules import MIN_CONTROLS, case_constraints, safety_constraints
+from replicalab.scenarios.types import (
+    DIFFICULTIES,
+    Difficulty,
+    HiddenReferenceSpec,
+    PaperCase,
+    TemplateData,
+    quantity_table,
+    term_table,
+)
+
+# The Lab Manager's four name lists, in its observation's order, by (kind, available).
+SHELVES = {("equipment", True): 0, ("equipment", False): 1, ("reagent", True): 2, ("reagent", False): 3}
+
+
+@dataclass(frozen=True)
+class Listed:
+    """An item as a lab lists it, with the facts a pack reads off it: a field of a pydantic model
+    costs several times as much to read, and packs list the same items over and over."""
+
+    item: ResourceItem
+    key: str  # the lower-cased name, which lookups use
+    shelf: int  # which of the Lab Manager's name lists the item goes in (`SHELVES`)
+
+    @classmethod
+    def of(cls, item: ResourceItem) -> Listed:
+        return cls(item, item.key, SHELVES[item.kind, item.available])
+
+
+@dataclass(frozen=True)
+class Stock:
+    """One item as the lab lists it when it has it, and when it is booked / out of stock."""
+
+    name: str
+    stocked: Listed
+    missing: Listed
+
+    @classmethod
+    def of(cls, name: str, kind: ItemKind, essential: bool) -> Stock:
+        unavailable = "booked" if kind == "equipment" else "out_of_stock"
+        return cls(
+            name,
+            Listed.of(ResourceItem(name=name, kind=kind, status="available", essential=essential)),
+            Listed.of(ResourceItem(name=name, kind=kind, status=unavailable, essential=essential)),
+        )
+
+
+@dataclass(frozen=True)
+class Need:
+    """An item the case's method needs, with the template's substitutions for it (medium and hard
+    labs lack some needs and have one substitute instead)."""
+
+    stock: Stock
+    substitutions: tuple[Substitution, ...]
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A case's plan costs at one difficulty, which the lab's numbers are drawn around. Swaps
+    change the minimal plan's names, not its counts, so one `Bounds` serves every pack."""
+
+    min_cost: float  # of the minimal plan
+    min_staff: int
+    ref_cost: float  # of the paper's own plan, or the minimal plan's if that is more
+    ref_staff: int
+    least_budget: float  # the least budget the minimal plan fits in, with 2 % to spare, in tens
+
+    @classmethod
+    def of(cls, reference: Protocol, minimal: Protocol) -> Bounds:
+        min_cost, min_staff = estimate_protocol_cost(minimal), estimate_staff_load(minimal)
+        return cls(
+            min_cost=min_cost,
+            min_staff=min_staff,
+            ref_cost=max(estimate_protocol_cost(reference), min_cost),
+            ref_staff=max(estimate_staff_load(reference), min_staff),
+            least_budget=math.ceil(min_cost * 1.02 / 10.0) * 10.0,
+        )
+
+
+@dataclass(frozen=True)
+class CasePlan:
+    """One paper case, with what every pack of it shares."""
+
+    case: PaperCase
+    needs: tuple[Need, ...]  # equipment, then reagents, in the case's order
+    reference: HiddenReferenceSpec  # the case's hidden spec, with its technique filled in
+    rules: dict[Difficulty, list[Constraint]]  # the case's constraints, then the safety rules
+    quantities: dict[Difficulty, dict[str, tuple[float, ...]]]  # `quantity_table` of the rules
+    terms: dict[Difficulty, dict[str, tuple[str, ...]]]  # `term_table` of the rules
+    bounds: dict[Difficulty, Bounds]
+
+
+@dataclass(frozen=True)
+class TemplatePlan:
+    data: TemplateData
+    key: int  # `template_key` of the name, which seeds the template's packs
+    catalogue: tuple[Stock, ...]  # the extras a lab may list, in the template's order
+    spares: dict[str, Listed]  # catalogue name -> the item available, as a substitute
+    substitutions_of: dict[str, tuple[Substitution, ...]]  # original name -> its substitutions
+    cases: tuple[CasePlan, ...]
+
+
+_plans: dict[str, TemplatePlan] = {}
+
+
+def template_plan(template: str) -> TemplatePlan:
+    """The plan of a registered template, rebuilt when the name is registered anew."""
+    data = get_template(template)
+    plan = _plans.get(template)
+    if plan is None or plan.data is not data:
+        plan = _plans[template] = _make_plan(template, data)
+    return plan
+
+
+def _make_plan(template: str, data: TemplateData) -> TemplatePlan:
+    substitutions_of: dict[str, tuple[Substitution, ...]] = {}
+    for sub in data.substitutions:
+        substitutions_of[sub.original] = (*substitutions_of.get(sub.original, ()), sub)
+    catalogue = tuple(Stock.of(item.name, item.kind, essential=False) for item in data.catalogue)
+    safety_rules = safety_constraints(data.restricted_practices)
+    return TemplatePlan(
+        data=data,
+        key=template_key(template),
+        catalogue=catalogue,
+        spares={stock.name: stock.stocked for stock in catalogue},
+        substitutions_of=substitutions_of,
+        cases=tuple(_case_plan(case, substitutions_of, safety_rules) for case in data.cases),
+    )
+
+
+def _case_plan(
+    case: PaperCase, substitutions_of: dict[str, tuple[Substitution, ...]], safety_rules: list[Constraint]
+) -> CasePlan:
+    kinds: list[tuple[str, ItemKind]] = [(name, "equipment") for name in case.needed_equipment]
+    kinds += [(name, "reagent") for name in case.needed_reagents]
+    reference = published_protocol(case)
+    rules = {level: case_constraints(case, level) + safety_rules for level in DIFFICULTIES}
+    return CasePlan(
+        case=case,
+        needs=tuple(
+            Need(Stock.of(name, kind, essential=True), substitutions_of.get(name, ())) for name, kind in kinds
+        ),
+        reference=case.hidden_reference.model_copy(update={"technique": case.technique}),
+        rules=rules,
+        quantities={level: quantity_table(rules[level]) for level in DIFFICULTIES},
+        terms={level: term_table(rules[level]) for level in DIFFICULTIES},
+        bounds={level: Bounds.of(reference, minimal_protocol(case, level, {})) for level in DIFFICULTIES},
+    )
+
+
+def published_protocol(case: PaperCase) -> Protocol:
+    """The paper's own plan: full size and duration, every control, the original items."""
+    return Protocol(
+        sample_size=case.base_sample_size,
+        controls=[*case.suggested_controls, case.required_review],
+        technique=case.technique,
+        duration_days=case.base_duration_days,
+        required_equipment=list(case.needed_equipment),
+        required_reagents=list(case.needed_reagents),
+        rationale=f"Replicate {case.paper.title} as published.",
+    )
+
+
+def minimal_protocol(case: PaperCase, difficulty: str, swaps: dict[str, str]) -> Protocol:
+    """The smallest plan that still tests the case's claim, with `swaps` applied to its items."""
+    controls = [*case.suggested_controls[: MIN_CONTROLS[difficulty] - 1], case.required_review]
+    return Protocol(
+        sample_size=case.min_sample_size,
+        controls=controls,
+        technique=case.technique,
+        duration_days=case.min_duration_days,
+        required_equipment=[swaps.get(n, n) for n in case.needed_equipment],
+        required_reagents=[swaps.get(n, n) for n in case.needed_reagents],
+        rationale=f"Smallest faithful test of: {case.paper.title}",
+    )

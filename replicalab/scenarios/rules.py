@@ -1,0 +1,131 @@
+"""The constraints a pack states, each bound to a check of validation.
+
+By id: c1-c3 the lab's numbers (duration, budget, staff; c3 only where a plan could exceed it);
+from c4 the case's rules (sample size, controls, review, each forbidden practice, and on hard the
+soft sample cap); then s1, s2, ... the lab's safety rules, one hard forbidden practice per
+restricted practice of the template, in the template's order.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import count
+
+from replicalab.models import Constraint, ConstraintKind
+from replicalab.scenarios.types import PaperCase
+
+MIN_CONTROLS = {"easy": 2, "medium": 3, "hard": 3}  # controls a plan needs, by difficulty
+MAX_STAFF_LOAD = 5  # the most people `estimate_staff_load` can ask for
+FIRST_CASE_ID = 4  # the case's rules number on from the lab's c1-c3
+
+
+def lab_constraints(
+    budget: float, time_limit: int, staff: int
+) -> tuple[list[Constraint], dict[str, tuple[float, ...]]]:
+    """The rules set by the lab's numbers, c1-c3, and the bounds they state by kind.
+
+    A staff cap that no plan can exceed (the staff formula tops out at `MAX_STAFF_LOAD`) would
+    be decorative, so c3 is stated only when it can bind.
+    """
+    bounds: dict[ConstraintKind, float] = {"max_duration_days": float(time_limit), "max_budget": budget}
+    if staff < MAX_STAFF_LOAD:
+        bounds["max_staff"] = float(staff)
+    rules = [_lab_rule(kind, quantity) for kind, quantity in bounds.items()]
+    return rules, {kind: (quantity,) for kind, quantity in bounds.items()}
+
+
+# kind -> (id, description with {q} for the bound, unit)
+_LAB_RULES: dict[ConstraintKind, tuple[str, str, str]] = {
+    "max_duration_days": ("c1", "The experiment must finish within {q:g} days.", "days"),
+    "max_budget": ("c2", "Total cost must not exceed {q:g} credits.", "credits"),
+    "max_staff": ("c3", "At most {q:g} staff can be assigned.", "people"),
+}
+
+
+# The lab's numbers take few values across seeds, so packs share their rules (constraints are
+# frozen): building them anew would cost about 70,000 instructions per pack (5 % of an episode).
+@lru_cache(maxsize=4096)
+def _lab_rule(kind: ConstraintKind, quantity: float) -> Constraint:
+    constraint_id, description, unit = _LAB_RULES[kind]
+    return Constraint(
+        id=constraint_id,
+        kind=kind,
+        description=description.format(q=quantity),
+        hard=True,
+        quantity=quantity,
+        comparator="<=",
+        unit=unit,
+    )
+
+
+def case_constraints(case: PaperCase, level: str) -> list[Constraint]:
+    """The rules that depend only on the paper and the difficulty, c4 onwards: every pack of the
+    case at that difficulty states them."""
+    ids = (f"c{number}" for number in count(FIRST_CASE_ID))
+    n_controls = MIN_CONTROLS[level]
+    rules = [
+        Constraint(
+            id=next(ids),
+            kind="min_sample_size",
+            description=f"Use at least {case.min_sample_size} samples to test the claim.",
+            hard=True,
+            quantity=float(case.min_sample_size),
+            comparator=">=",
+            unit="samples",
+        ),
+        Constraint(
+            id=next(ids),
+            kind="min_controls",
+            description=f"Include at least {n_controls} controls.",
+            hard=level != "easy",  # on easy, too few controls only warns
+            quantity=float(n_controls),
+            comparator=">=",
+            unit="controls",
+        ),
+        Constraint(
+            id=next(ids),
+            kind="required_review",
+            description=f"A control must include the {case.required_review}.",
+            hard=True,
+            term=case.required_review,
+        ),
+    ]
+    rules.extend(
+        Constraint(
+            id=next(ids),
+            kind="forbidden_practice",
+            description=f"Forbidden practice: {practice}.",
+            hard=True,
+            term=practice,
+        )
+        for practice in case.forbidden_practices
+    )
+    if level == "hard":
+        cap = max(case.min_sample_size, round(case.base_sample_size * 0.8))
+        rules.append(
+            Constraint(
+                id=next(ids),
+                kind="max_sample_size",
+                description=f"Prefer at most {cap} samples.",
+                hard=False,
+                quantity=float(cap),
+                comparator="<=",
+                unit="samples",
+            )
+        )
+    return rules
+
+
+def safety_constraints(practices: list[str]) -> list[Constraint]:
+    """The lab's safety rules as the brief states them: s1, s2, ..., each a hard, public
+    forbidden practice that validation checks like the case's own (negation-aware)."""
+    return [
+        Constraint(
+            id=f"s{number}",
+            kind="forbidden_practice",
+            description=f"Lab safety rule: no {practice}.",
+            hard=True,
+            term=practice,
+        )
+        for number, practice in enumerate(practices, start=1)
+    ]
