@@ -20,6 +20,7 @@ from replicalab.agents.scientist_policy import (
     format_scientist_observation,
 )
 from replicalab.envs import codec
+from replicalab.envs.features import Layouts, Observer
 from replicalab.envs.spaces import (
     fit_text,
     lab_manager_action_space,
@@ -42,8 +43,6 @@ from replicalab.scenarios import (
 from replicalab.scenarios.registry import check_difficulty
 
 ACTION_MODES = ("structured", "text")
-_SPACE_SAMPLES = frozenset((np.ndarray, int, np.int64))  # what the structured spaces' `sample()` returns
-_ACTIONS = frozenset((ScientistAction, LabManagerAction, ActionError))
 
 
 _DRAW_OPTIONS = ("template", "difficulty", "scenario_seed")
@@ -143,13 +142,16 @@ class Session:
             raise ValueError(f"step_cap: must be a positive int or None, got {step_cap!r}")
         self.step_cap = step_cap
         self.action_mode = action_mode
+        # The registry as it stands now fixes the template one-hot and the structured vocabularies.
+        self.layouts = Layouts.of(template_names())
+        self.vocabularies = codec.Vocabularies(self.layouts.templates)
         self.action_spaces: dict[str, spaces.Space[Any]] = {
             SCIENTIST: scientist_action_space(action_mode),
             LAB_MANAGER: lab_manager_action_space(),
         }
         self.observation_spaces: dict[str, spaces.Space[Any]] = {
-            SCIENTIST: scientist_observation_space(action_mode, codec.SCIENTIST_FEATURES),
-            LAB_MANAGER: lab_manager_observation_space(codec.LAB_MANAGER_FEATURES),
+            SCIENTIST: scientist_observation_space(action_mode, self.layouts.scientist.size),
+            LAB_MANAGER: lab_manager_observation_space(self.layouts.lab_manager.size),
         }
         self.episode: Episode | None = None
         self.np_random: np.random.Generator | None = None
@@ -177,26 +179,18 @@ class Session:
             reward_config=self.reward_config,
             step_cap=self.step_cap,
         )
-        self.scientist_codec = codec.ScientistCodec(pack)
+        self.scientist_codec = codec.ScientistCodec(pack, self.vocabularies.of(pack))
+        self.observer = Observer(self.layouts, self.scientist_codec)
         self.system_prompt = build_scientist_system_prompt(pack) if self.action_mode == "text" else ""
         return self.episode
 
     def translate(self, agent: str, action: Any) -> ScientistAction | LabManagerAction | ActionError:
-        """What the agent's action means, whatever form it came in.
-
-        The forms of a rollout's every step are tested for first, by exact type: a pydantic
-        action (which `coerce_action` would return as it is) and a space sample (an array, an
-        int). Telling them apart by `isinstance` costs up to three ABC checks (pydantic's
-        metaclass is an `ABCMeta`).
-        """
+        """What the agent's action means, whatever form it came in: a model, a dict or model
+        text as `coerce_action` reads them, anything else as an element of the agent's
+        structured action space."""
         episode = self.episode
         assert episode is not None
-        kind = type(action)
-        if kind in _ACTIONS:
-            return action  # type: ignore[no-any-return]
-        if kind not in _SPACE_SAMPLES and isinstance(
-            action, (ScientistAction, LabManagerAction, ActionError, dict, str)
-        ):
+        if isinstance(action, (ScientistAction, LabManagerAction, ActionError, dict, str)):
             return coerce_action(agent, action)
         if agent == SCIENTIST:
             if self.action_mode == "text":
@@ -218,7 +212,7 @@ class Session:
         if episode is None:
             raise RuntimeError("observe: reset() must be called before observe() or last()")
         if agent == SCIENTIST:
-            features = codec.scientist_features(self.scientist_codec, episode)
+            features = self.observer.scientist(episode)
             if self.action_mode == "text":
                 prompt = format_scientist_observation(episode.scientist_observation())
                 return {
@@ -233,7 +227,7 @@ class Session:
         if agent != LAB_MANAGER:
             raise ValueError(f"agent: unknown agent {agent!r}; agents: {SCIENTIST}, {LAB_MANAGER}")
         return {
-            "observation": codec.lab_manager_features(episode, self.scientist_codec),
+            "observation": self.observer.lab_manager(episode),
             "action_mask": codec.lab_manager_mask(episode),
         }
 

@@ -1,0 +1,273 @@
+"""The structured observations: one float32 vector per agent, laid out in named pieces.
+
+Each env fixes its layout when it is built, from the templates registered then (one one-hot
+column per family: a family registered later, or a pack of an unregistered template, leaves the
+template piece all zero). `feature_names(agent)` names every column; every value lies in
+[0, 1] (counts and amounts are divided by the scale given and clipped at 1).
+
+Both agents' vectors start with the same pieces:
+
+| columns | meaning | scale |
+|---|---|---|
+| `template=NAME` | the pack's scenario family, one column per template | one-hot |
+| `difficulty=LEVEL` | easy, medium, hard | one-hot |
+| `round` | rounds played / the round limit | 0-1 |
+| `budget`, `time_limit`, `staff` | the lab's budget, days and people | / 5000, / 30, / 10 |
+| `min_sample_size`, `max_sample_size`, `min_controls` | public bounds (0 when none is stated; the last bound of a kind) | / 100, / 100, / 10 |
+| `protocol.present` | a protocol is on the table (the rest of `protocol.*` and `check.*` are 0 otherwise) | 0/1 |
+| `protocol.sample_size`, `protocol.duration_days`, `protocol.controls` | its sample size, days, number of controls | / 100, / 30, / 10 |
+| `protocol.cost`, `protocol.staff` | the grounded check's cost estimate over the budget, staff it needs | / 2 (1 = twice the budget), / 10 |
+| `check.DIMENSION` | the grounded check passes on that dimension (protocol, budget, equipment, reagents, schedule, staff, policy) | 0/1 |
+| `lab_manager_move=STANCE` | the Lab Manager's last stance | one-hot |
+| `lab_manager_suggested` | its last answer carried a suggested protocol | 0/1 |
+
+The Scientist's vector goes on with the slots of its structured action (`replicalab.envs.codec`):
+
+| columns | meaning | scale |
+|---|---|---|
+| `item[i].present`, `.available`, `.essential`, `.equipment`, `.has_substitute` | the pack's i-th resource: listed, in the lab, needed by the method, equipment (else reagent), has an allowed substitute | 0/1 |
+| `item[i].requested` | the protocol on the table requests it | 0/1 |
+| `control[j].included` | the protocol includes the j-th control of the template's vocabulary | 0/1 |
+| `technique[k].chosen` | the protocol's technique is the k-th of the vocabulary | one-hot |
+
+The Lab Manager's vector goes on with what it answers from:
+
+| columns | meaning | scale |
+|---|---|---|
+| `check.feasible` | the protocol on the table passes every dimension | 0/1 |
+| `suggestion.exists`, `suggestion.improved` | the grounded fixer has a suggestion, and it fixes something | 0/1 |
+| `suggestion.remaining_failures` | dimensions the suggestion still fails | / 7 |
+| `scientist_move=TYPE` | the Scientist's last move (none after a refused one) | one-hot |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from replicalab.envs.codec import ScientistCodec
+from replicalab.envs.spaces import MAX_CONTROLS, MAX_DURATION, MAX_ITEMS, MAX_TECHNIQUES
+from replicalab.episode import (
+    LAB_MANAGER,
+    LAB_MANAGER_ACTION_TYPES,
+    SCIENTIST,
+    SCIENTIST_ACTION_TYPES,
+    Episode,
+)
+from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind
+from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
+
+LIMITS = ("budget", "time_limit", "staff", "min_sample_size", "max_sample_size", "min_controls")
+PROTOCOL_FIELDS = ("present", "sample_size", "duration_days", "controls", "cost", "staff")
+ITEM_FIELDS = ("present", "available", "essential", "equipment", "has_substitute", "requested")
+SUGGESTION_FIELDS = ("exists", "improved", "remaining_failures")
+_REQUESTED = ITEM_FIELDS.index("requested")
+_LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
+_SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
+
+
+class Piece(NamedTuple):
+    """A feature: a named run of columns."""
+
+    name: str
+    columns: tuple[str, ...]  # one name per column
+
+
+def _one_hot(name: str, values: Sequence[str]) -> Piece:
+    return Piece(name, tuple(f"{name}={value}" for value in values))
+
+
+def _fields(name: str, fields: Sequence[str]) -> Piece:
+    return Piece(name, tuple(f"{name}.{field}" for field in fields))
+
+
+def _slots(name: str, count: int, fields: Sequence[str]) -> Piece:
+    return Piece(name, tuple(f"{name}[{i}].{field}" for i in range(count) for field in fields))
+
+
+class Layout:
+    """Pieces laid end to end: where each lies, and one name per column."""
+
+    def __init__(self, pieces: Sequence[Piece]) -> None:
+        self.start: dict[str, int] = {}
+        self.span: dict[str, slice] = {}
+        names: list[str] = []
+        for piece in pieces:
+            self.start[piece.name] = len(names)
+            names.extend(piece.columns)
+            self.span[piece.name] = slice(self.start[piece.name], len(names))
+        self.names = tuple(names)
+        self.size = len(names)
+
+    def zeros(self) -> np.ndarray:
+        return np.zeros(self.size, dtype=np.float32)
+
+
+class Layouts(NamedTuple):
+    """Both agents' layouts, for the templates the template one-hot has a column for."""
+
+    templates: tuple[str, ...]
+    shared: Layout  # the pieces both agents' vectors start with
+    scientist: Layout
+    lab_manager: Layout
+
+    @classmethod
+    def of(cls, templates: Sequence[str]) -> Layouts:
+        shared = [
+            _one_hot("template", templates),
+            _one_hot("difficulty", DIFFICULTIES),
+            Piece("round", ("round",)),
+            Piece("limits", LIMITS),
+            _fields("protocol", PROTOCOL_FIELDS),
+            _fields("check", FEASIBILITY_DIMENSIONS),
+            _one_hot("lab_manager_move", _LAB_MANAGER_MOVES),
+            Piece("lab_manager_suggested", ("lab_manager_suggested",)),
+        ]
+        scientist = [
+            *shared,
+            _slots("item", MAX_ITEMS, ITEM_FIELDS),
+            _slots("control", MAX_CONTROLS, ["included"]),
+            _slots("technique", MAX_TECHNIQUES, ["chosen"]),
+        ]
+        lab_manager = [
+            *shared,
+            Piece("feasible", ("check.feasible",)),
+            _fields("suggestion", SUGGESTION_FIELDS),
+            _one_hot("scientist_move", _SCIENTIST_MOVES),
+        ]
+        return cls(tuple(templates), Layout(shared), Layout(scientist), Layout(lab_manager))
+
+    def of_agent(self, agent: str) -> Layout:
+        if agent == SCIENTIST:
+            return self.scientist
+        if agent == LAB_MANAGER:
+            return self.lab_manager
+        raise ValueError(f"agent: unknown agent {agent!r}; agents: {SCIENTIST}, {LAB_MANAGER}")
+
+
+def feature_names(agent: str, templates: Sequence[str] | None = None) -> list[str]:
+    """One name per column of `agent`'s observation vector in an env built when `templates`
+    were the registered ones (default: those registered now)."""
+    layouts = Layouts.of(template_names() if templates is None else templates)
+    return list(layouts.of_agent(agent).names)
+
+
+def _clip(value: float) -> float:
+    return -1.0 if value < -1.0 else 1.0 if value > 1.0 else value
+
+
+class Observer:
+    """Both agents' feature vectors in one episode's scenario: what the scenario fixes is
+    filled in once, the rest at every observation."""
+
+    def __init__(self, layouts: Layouts, codec: ScientistCodec) -> None:
+        self.layouts = layouts
+        self.codec = codec
+        shared = _scenario_features(layouts, codec.scenario)
+        self._scientist_static = layouts.scientist.zeros()
+        self._scientist_static[: shared.size] = shared
+        rows: list[float] = []  # the item slots, in `ITEM_FIELDS` order
+        substitutes = codec.scenario.substitutes
+        for item in codec.items:
+            has_substitute = bool(substitutes.get(item.key))
+            rows += (1.0, item.available, item.essential, item.kind == "equipment", has_substitute, 0.0)
+        start = layouts.scientist.start["item"]
+        self._scientist_static[start : start + len(rows)] = rows
+        self._lab_manager_static = layouts.lab_manager.zeros()
+        self._lab_manager_static[: shared.size] = shared
+
+    def scientist(self, episode: Episode) -> np.ndarray:
+        """The Scientist's features now."""
+        layout = self.layouts.scientist
+        out: np.ndarray = self._scientist_static.copy()
+        _fill_turn(out, layout, episode)
+        protocol = episode.protocol
+        if protocol is None:
+            return out
+        _fill_protocol(out, layout, episode)
+        codec = self.codec
+        kinds: tuple[tuple[list[str], ItemKind], ...] = (
+            (protocol.required_equipment, "equipment"),
+            (protocol.required_reagents, "reagent"),
+        )
+        for names, kind in kinds:
+            for name in names:
+                slot = codec.item_slot(name, kind)
+                if slot is not None:
+                    out[layout.start["item"] + slot * len(ITEM_FIELDS) + _REQUESTED] = 1.0
+        for name in protocol.controls:
+            slot = codec.control_slot(name)
+            if slot is not None:
+                out[layout.start["control"] + slot] = 1.0
+        slot = codec.technique_slot(protocol.technique)
+        if slot is not None:
+            out[layout.start["technique"] + slot] = 1.0
+        return out
+
+    def lab_manager(self, episode: Episode) -> np.ndarray:
+        """The Lab Manager's features now."""
+        layout = self.layouts.lab_manager
+        out: np.ndarray = self._lab_manager_static.copy()
+        _fill_turn(out, layout, episode)
+        check = episode.check
+        if check is not None:
+            _fill_protocol(out, layout, episode)
+            out[layout.start["feasible"]] = check.feasible
+            suggestion = episode.suggestion
+            if suggestion is not None:
+                failing = len(suggestion.remaining_failures) / len(FEASIBILITY_DIMENSIONS)
+                out[layout.span["suggestion"]] = (1.0, suggestion.improved, _clip(failing))
+        for entry in reversed(episode.transcript):
+            if entry.role == "scientist":
+                if entry.action_type in _SCIENTIST_MOVES:
+                    out[layout.start["scientist_move"] + _SCIENTIST_MOVES.index(entry.action_type)] = 1.0
+                break
+        return out
+
+
+def _scenario_features(layouts: Layouts, scenario: NormalizedScenarioPack) -> np.ndarray:
+    """The shared pieces, as far as the scenario fixes them (the rest stays 0)."""
+    layout = layouts.shared
+    out = layout.zeros()
+    if scenario.template in layouts.templates:
+        out[layout.start["template"] + layouts.templates.index(scenario.template)] = 1.0
+    out[layout.start["difficulty"] + DIFFICULTIES.index(scenario.difficulty)] = 1.0
+    lab, bounds = scenario.lab, scenario.quantities  # the last bound of a kind counts
+    out[layout.span["limits"]] = (
+        _clip(lab.budget_remaining / 5000.0),
+        _clip(lab.time_limit_days / MAX_DURATION),
+        _clip(lab.staff_count / 10.0),
+        _clip(bounds.get("min_sample_size", (0.0,))[-1] / 100.0),
+        _clip(bounds.get("max_sample_size", (0.0,))[-1] / 100.0),
+        _clip(bounds.get("min_controls", (0.0,))[-1] / 10.0),
+    )
+    return out
+
+
+def _fill_turn(out: np.ndarray, layout: Layout, episode: Episode) -> None:
+    """The round and the Lab Manager's last answer."""
+    rounds, limit = episode.round_number, episode.max_rounds
+    out[layout.start["round"]] = min(rounds, limit) / limit
+    last = episode.last_lab_action
+    if last is not None:
+        out[layout.start["lab_manager_move"] + LAB_MANAGER_ACTION_TYPES.index(last.action_type)] = 1.0
+        if last.suggested_protocol is not None:
+            out[layout.start["lab_manager_suggested"]] = 1.0
+
+
+def _fill_protocol(out: np.ndarray, layout: Layout, episode: Episode) -> None:
+    """The protocol on the table and its grounded check, which both agents see alike."""
+    protocol, check = episode.protocol, episode.check
+    assert protocol is not None and check is not None  # set together
+    budget = max(episode.scenario.lab.budget_remaining, 1.0)
+    out[layout.span["protocol"]] = (
+        1.0,
+        _clip(protocol.sample_size / 100.0),
+        _clip(protocol.duration_days / MAX_DURATION),
+        _clip(len(protocol.controls) / 10.0),
+        _clip(check.estimated_cost / budget / 2.0),
+        _clip(check.required_staff / 10.0),
+    )
+    out[layout.span["check"]] = check.flags
