@@ -30,7 +30,6 @@ from replicalab.models import (
     clip_text,
 )
 from replicalab.scenarios import get_template, template_names
-from replicalab.scenarios.registry import revision
 from replicalab.scenarios.types import TemplateData
 from replicalab.text import mentions, occurs, spaced, words
 
@@ -169,25 +168,23 @@ def _paper_family(paper: Paper, goal: str) -> TemplateData:
     to the higher `baseline_plan.priority`, and a paper naming no hint goes to the family of
     lowest priority (the most general domain). Counting, not taking the first domain with any
     hint, keeps a proof that runs "on GPUs" in mathematics."""
-    return get_template(_family_name(paper, goal, revision()))
+    families = tuple(
+        (name, tuple(plan.hints), plan.priority)
+        for name, plan in ((name, get_template(name).baseline_plan) for name in template_names())
+    )
+    return get_template(_family_name(paper, goal, families))
 
 
 @lru_cache(maxsize=1024)  # a paper keeps its family for a whole episode and recurs across them: ~4 %
-def _family_name(paper: Paper, goal: str, registry_revision: int) -> str:
-    """`_paper_family`'s answer by name, for the registry as of `registry_revision`."""
+def _family_name(paper: Paper, goal: str, families: tuple[tuple[str, tuple[str, ...], int], ...]) -> str:
+    """`_paper_family`'s answer by name, among `families` as (name, hints, priority)."""
     text = " ".join((paper.title, paper.hypothesis, paper.method, paper.key_finding, goal))
-    families = [get_template(name) for name in template_names()]
     counted = [
-        (
-            _hint_count(_compile_hints(tuple(f.baseline_plan.hints)), text),
-            f.baseline_plan.priority,
-            f.template,
-        )
-        for f in families
+        (_hint_count(_compile_hints(hints), text), priority, name) for name, hints, priority in families
     ]
     count, _, best = max(counted, key=lambda entry: entry[:2])
     if count == 0:
-        return min(families, key=lambda f: f.baseline_plan.priority).template
+        return min(families, key=lambda family: family[2])[0]
     return best
 
 

@@ -16,7 +16,6 @@ from replicalab.scenarios.types import DIFFICULTIES, Difficulty, TemplateData
 BUILTIN_TEMPLATES = ("math_reasoning", "ml_benchmark", "finance_trading")
 
 _registry: dict[str, TemplateData] = {}
-_revision = 0  # counts registrations, so a reader can tell when what it derived is stale
 
 
 class ScenarioFamily(Contract):
@@ -44,9 +43,7 @@ def register_template(data: TemplateData, *, replace: bool = False) -> None:
     if data.template in _registry and not replace:
         raise ValueError(f"template: {data.template!r} is already registered (pass replace=True)")
     _check_substitutable(data)
-    global _revision
     _registry[data.template] = data
-    _revision += 1
 
 
 def _check_substitutable(data: TemplateData) -> None:
@@ -98,12 +95,6 @@ def get_template(template: str) -> TemplateData:
     except (KeyError, TypeError):
         valid = ", ".join(sorted(_registry))
         raise ValueError(f"template: unknown template {template!r}; valid: {valid}") from None
-
-
-def revision() -> int:
-    """How many families have been registered since the process began (built-ins aside): what
-    is derived from the registry stays good while this number does not change."""
-    return _revision
 
 
 def template_names() -> list[str]:
