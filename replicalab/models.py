@@ -16,7 +16,7 @@ import copy
 from collections.abc import Mapping
 from enum import Enum
 from functools import cached_property
-from typing import Annotated, Any, Literal, TypeVar, overload
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -73,34 +73,6 @@ StaffCount = Annotated[int, Field(ge=1, le=MAX_STAFF)]
 TimeLimit = Annotated[int, Field(ge=1, le=MAX_DURATION_DAYS)]
 
 
-T = TypeVar("T")
-
-
-class derived(cached_property[T]):
-    """A value derived from a frozen model on first read and kept on the instance.
-
-    `functools.cached_property` without its lock: Python 3.11 takes a lock on every first read,
-    which costs more than most of the values derived here, and a frozen model's value is the same
-    whichever thread derives it. `Contract.model_copy` drops derived values, since an update may
-    change what they were derived from.
-    """
-
-    def __set_name__(self, owner: type[Any], name: str) -> None:
-        super().__set_name__(owner, name)
-        self.name = name
-
-    @overload
-    def __get__(self, instance: None, owner: type[Any] | None = None) -> Self: ...
-    @overload
-    def __get__(self, instance: object, owner: type[Any] | None = None) -> T: ...
-    def __get__(self, instance: object | None, owner: type[Any] | None = None) -> Self | T:
-        if instance is None:
-            return self
-        value: T = self.func(instance)
-        instance.__dict__[self.name] = value
-        return value
-
-
 class Contract(BaseModel):
     """Base of every value model: frozen, strict about unknown keys, strips strings.
 
@@ -110,9 +82,7 @@ class Contract(BaseModel):
     need only check its type.
     """
 
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, str_strip_whitespace=True, ignored_types=(derived,)
-    )
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; with `update`, a new instance validated from the fields and the update."""
@@ -132,49 +102,6 @@ class Contract(BaseModel):
     ) -> Self:
         """`model_validate(values)`: a contract is never built unchecked."""
         return cls.model_validate(values)
-
-
-M = TypeVar("M", bound=BaseModel)
-# Per model class: its field names in declaration order, and the fields-set every constructed
-# instance shares. Sharing is sound because every field is always given (the set is complete, so
-# pydantic never has a name to add to it) and `model_copy` copies the set before updating it.
-_LAYOUT: dict[type[BaseModel], tuple[tuple[str, ...], set[str]]] = {}
-_new = object.__new__
-# BaseModel's instance slots, set through their own descriptors: `object.__setattr__` would find
-# the same descriptors by a generic lookup first, about a third of a construct's cost.
-_SLOTS = BaseModel.__dict__
-_set_dict = _SLOTS["__dict__"].__set__
-_set_fields_set = _SLOTS["__pydantic_fields_set__"].__set__
-_set_extra = _SLOTS["__pydantic_extra__"].__set__
-_set_private = _SLOTS["__pydantic_private__"].__set__
-
-
-def construct(cls: type[M], **values: Any) -> M:
-    """Build a model from values already known to be valid, skipping validation.
-
-    For hot paths that assemble models from validated parts (scenario generation, the Lab
-    Manager's results). Every field must be given: no defaults are filled in. Fields are stored in
-    declaration order whatever the order of the keywords, so the JSON of a constructed model is
-    byte-identical to a validated one. Much cheaper than `model_construct`, which walks the
-    fields in Python.
-    """
-    return construct_from(cls, values)
-
-
-def construct_from(cls: type[M], values: dict[str, Any]) -> M:
-    """`construct` for values already in a dict, which the model then owns (no copy is made)."""
-    layout = _LAYOUT.get(cls)
-    if layout is None:
-        order = tuple(cls.__pydantic_fields__)
-        layout = _LAYOUT[cls] = (order, set(order))
-    if tuple(values) != layout[0]:
-        values = {name: values[name] for name in layout[0]}
-    obj = _new(cls)  # what cls.__new__ resolves to for every model, without the lookup
-    _set_dict(obj, values)
-    _set_fields_set(obj, layout[1])
-    _set_extra(obj, None)
-    _set_private(obj, None)
-    return obj
 
 
 # --------------------------------------------------------------------------- actions

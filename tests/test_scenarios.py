@@ -343,16 +343,11 @@ def test_save_and_load_pack_round_trip(tmp_path: Path, template: str, difficulty
 
 
 @pytest.mark.parametrize(("template", "difficulty"), COMBOS)
-def test_tables_the_generator_fills_equal_the_derived_ones(template: str, difficulty: str) -> None:
-    tables = ("quantities", "terms", "resource_by_name", "substitutes", "essentials")
-    for seed in range(60):
+def test_derived_tables_follow_the_fields(template: str, difficulty: str) -> None:
+    for seed in range(20):
         pack = generate_scenario(seed, template, difficulty)
-        filled = {name: pack.__dict__[name] for name in tables}
-        assert filled["quantities"] == quantity_table(pack.constraints)
-        assert filled["terms"] == term_table(pack.constraints)
-        assert list(filled["quantities"]) == list(quantity_table(pack.constraints))  # order too
-        fresh = pack.model_copy()  # a copy derives every table afresh
-        for name in tables:
-            assert repr(filled[name]) == repr(getattr(fresh, name)), name  # order and types too
+        assert pack.quantities == quantity_table(pack.constraints)
+        assert pack.terms == term_table(pack.constraints)
+        assert list(pack.resource_by_name) == [item.name.lower() for item in pack.resources]
         copy = pack.model_copy(update={"constraints": pack.constraints[:2]})
-        assert copy.quantities == quantity_table(pack.constraints[:2])
+        assert copy.quantities == quantity_table(pack.constraints[:2])  # an update derives afresh

@@ -20,8 +20,6 @@ from replicalab.scenarios.types import (
     HiddenReferenceSpec,
     PaperCase,
     TemplateData,
-    quantity_table,
-    term_table,
 )
 
 # The Lab Manager's four name lists, in its observation's order, by (kind, available).
@@ -34,12 +32,11 @@ class Listed:
     costs several times as much to read, and packs list the same items over and over."""
 
     item: ResourceItem
-    key: str  # the lower-cased name, which lookups use
     shelf: int  # which of the Lab Manager's name lists the item goes in (`SHELVES`)
 
     @classmethod
     def of(cls, item: ResourceItem) -> Listed:
-        return cls(item, item.key, SHELVES[item.kind, item.available])
+        return cls(item, SHELVES[item.kind, item.available])
 
 
 @dataclass(frozen=True)
@@ -100,8 +97,6 @@ class CasePlan:
     needs: tuple[Need, ...]  # equipment, then reagents, in the case's order
     reference: HiddenReferenceSpec  # the case's hidden spec, with its technique filled in
     rules: dict[Difficulty, list[Constraint]]  # the case's constraints, then the safety rules
-    quantities: dict[Difficulty, dict[str, tuple[float, ...]]]  # `quantity_table` of the rules
-    terms: dict[Difficulty, dict[str, tuple[str, ...]]]  # `term_table` of the rules
     bounds: dict[Difficulty, Bounds]
 
 
@@ -157,8 +152,6 @@ def _case_plan(
         ),
         reference=case.hidden_reference.model_copy(update={"technique": case.technique}),
         rules=rules,
-        quantities={level: quantity_table(rules[level]) for level in DIFFICULTIES},
-        terms={level: term_table(rules[level]) for level in DIFFICULTIES},
         bounds={level: Bounds.of(reference, minimal_protocol(case, level, {})) for level in DIFFICULTIES},
     )
 

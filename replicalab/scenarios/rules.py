@@ -19,10 +19,8 @@ MAX_STAFF_LOAD = 5  # the most people `estimate_staff_load` can ask for
 FIRST_CASE_ID = 4  # the case's rules number on from the lab's c1-c3
 
 
-def lab_constraints(
-    budget: float, time_limit: int, staff: int
-) -> tuple[list[Constraint], dict[str, tuple[float, ...]]]:
-    """The rules set by the lab's numbers, c1-c3, and the bounds they state by kind.
+def lab_constraints(budget: float, time_limit: int, staff: int) -> list[Constraint]:
+    """The rules set by the lab's numbers, c1-c3.
 
     A staff cap that no plan can exceed (the staff formula tops out at `MAX_STAFF_LOAD`) would
     be decorative, so c3 is stated only when it can bind.
@@ -30,8 +28,7 @@ def lab_constraints(
     bounds: dict[ConstraintKind, float] = {"max_duration_days": float(time_limit), "max_budget": budget}
     if staff < MAX_STAFF_LOAD:
         bounds["max_staff"] = float(staff)
-    rules = [_lab_rule(kind, quantity) for kind, quantity in bounds.items()]
-    return rules, {kind: (quantity,) for kind, quantity in bounds.items()}
+    return [_lab_rule(kind, quantity) for kind, quantity in bounds.items()]
 
 
 # kind -> (id, description with {q} for the bound, unit)

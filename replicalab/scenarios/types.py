@@ -7,6 +7,7 @@ Template data (papers, catalogues, substitutions) is JSON under `data/`, validat
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Literal, NamedTuple
 
 from pydantic import Field, model_validator
@@ -28,7 +29,6 @@ from replicalab.models import (
     Substitution,
     TimeLimit,
     check_budget,
-    derived,
 )
 
 Difficulty = Literal["easy", "medium", "hard"]
@@ -155,33 +155,33 @@ class NormalizedScenarioPack(Contract):
     scientist_observation: ScientistObservation
     lab_manager_observation: LabManagerObservation
 
-    @derived
+    @cached_property
     def resource_by_name(self) -> dict[str, ResourceItem]:
         """Lower-cased name -> item, for the checks' lookups."""
         return {item.key: item for item in self.resources}
 
-    @derived
+    @cached_property
     def substitutes(self) -> dict[str, list[str]]:
         """Lower-cased original -> alternatives that the lab actually has available."""
         return self._substitution_tables[0]
 
-    @derived
+    @cached_property
     def essentials(self) -> tuple[Essential, ...]:
         """The items the method cannot run without, in resource order, with the names that stand
         for each (what validation, the Lab Manager's fixer and the judge read)."""
         return self._substitution_tables[1]
 
-    @derived
+    @cached_property
     def quantities(self) -> dict[str, tuple[float, ...]]:
         """Constraint kind -> the bounds its constraints state, in the constraints' order."""
         return quantity_table(self.constraints)
 
-    @derived
+    @cached_property
     def terms(self) -> dict[str, tuple[str, ...]]:
         """Constraint kind -> the non-empty terms (reviews, forbidden practices), in order."""
         return term_table(self.constraints)
 
-    @derived
+    @cached_property
     def _substitution_tables(self) -> tuple[dict[str, list[str]], tuple[Essential, ...]]:
         return substitution_tables(
             self.resource_by_name,
