@@ -115,7 +115,7 @@ def _numbers(facts: CaseFacts) -> list[tuple[int, int]]:
     sizes = {min(math.ceil(facts.reference_samples), round(low * step)) for step in _SAMPLE_STEPS}
     sizes.add(low)
     if low <= 20 < facts.reference_samples:
-        sizes.add(20)  # the seed's staff formula adds a person above 20 samples
+        sizes.add(20)  # the staff formula adds a person above 20 samples
     days = {max(1, round(facts.adequate_days * share)) for share in _DURATION_SHARES}
     if facts.adequate_days > 5:
         days.add(5)  # and another above 5 days

@@ -60,7 +60,7 @@ def policy_stats(policy: Policy) -> dict[str, float]:
 
 
 class BaselineScientist:
-    """The seed's deterministic decision tree (`build_baseline_scientist_action`)."""
+    """The deterministic decision tree (`build_baseline_scientist_action`)."""
 
     name = "baseline"
 
@@ -158,7 +158,7 @@ class _GenerateFailed(Exception):
 
 
 class LLMScientist:
-    """A language model as the Scientist, through the seed's prompt → parse → retry loop.
+    """A language model as the Scientist, through the prompt → parse → retry loop.
 
     Each turn calls `call_scientist_with_retry` with the scenario's system prompt. When every
     retry fails, the last raw text goes to the episode unchanged, so the episode records the

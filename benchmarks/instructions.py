@@ -16,9 +16,9 @@ Use it to A/B a change to the per-step path without the noise. Needs `valgrind` 
 ten minutes).
 
     python -m benchmarks.instructions
-
-`--play ... --without NAME` plays with one of `COUNTERFACTUALS` applied: a cost that no change to
-ReplicaLab's own code can take away, taken away (`benchmarks.headroom` counts and times them).
+The budget line compares a baseline episode through `env()` with the earlier project's
+hand-written episode loop, which took about 3.1 M instructions per baseline episode on
+CPython 3.11: ReplicaLab keeps under half of that.
 """
 
 from __future__ import annotations
@@ -29,11 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-
-import numpy as np
-from pydantic import BaseModel
 
 from benchmarks.bench_env import (
     _revision,
@@ -51,35 +47,7 @@ from benchmarks.bench_env import (
 LOOPS = (("round", "per warm round", 200, 1200), ("episode", "per baseline episode", 100, 1300))
 SIDES = ("env", "domain")
 EVENTS = ("Ir", "I1mr", "D1mr")  # instructions, level-1 instruction and data read misses
-
-
-def _without_getattr_hook() -> None:
-    """pydantic's `BaseModel` defines `__getattr__` (it serves private attributes, which no
-    ReplicaLab model has). On CPython 3.11 that keeps every field read of every model off the
-    interpreter's specialised path (newer CPythons specialise such reads anyway)."""
-    delattr(BaseModel, "__getattr__")
-
-
-def _without_pack_seeding() -> None:
-    """Every pack seeds a new PCG64 through a `SeedSequence`. Here one generator is reused and
-    its state set from the pack's entropy by a multiplicative hash: each pack comes out
-    different from the shipped one, the distribution of packs the same."""
-    bits = np.random.PCG64()
-    shared = np.random.Generator(bits)
-
-    def reseeded(entropy: int) -> np.random.Generator:
-        state = {"state": (entropy * 0x9E3779B97F4A7C15F39CC0605CEDC835) % 2**128, "inc": 0xDA3E39CB94B95BDB}
-        bits.state = {"bit_generator": "PCG64", "state": state, "has_uint32": 0, "uinteger": 0}
-        return shared
-
-    np.random.default_rng = reseeded  # the generator's only caller of it in these loops
-
-
-# name -> (what the headroom table calls it, what takes the cost away in the playing process)
-COUNTERFACTUALS: dict[str, tuple[str, Callable[[], None]]] = {
-    "getattr_hook": ("without pydantic's `__getattr__` hook", _without_getattr_hook),
-    "pack_seeding": ("without seeding a generator per pack", _without_pack_seeding),
-}
+EARLIER_EPISODE_INSTRUCTIONS = 3_100_000  # the earlier project's baseline episode, CPython 3.11
 
 
 def play(side: str, loop: str, count: int) -> None:
@@ -96,10 +64,9 @@ def play(side: str, loop: str, count: int) -> None:
         domain_episodes_per_second(scenario_cells(0, LOOPS[-1][-1])[:count])
 
 
-def counts(side: str, loop: str, count: int, folder: Path, without: tuple[str, ...] = ()) -> dict[str, int]:
-    """Cachegrind's totals for a process that plays `count` of `loop` on `side`, with the
-    costs named in `without` (keys of `COUNTERFACTUALS`) taken away."""
-    out = folder / f"{side}.{loop}.{count}.{'-'.join(without)}.out"
+def counts(side: str, loop: str, count: int, folder: Path) -> dict[str, int]:
+    """Cachegrind's totals for a process that plays `count` of `loop` on `side`."""
+    out = folder / f"{side}.{loop}.{count}.out"
     subprocess.run(
         [
             "valgrind",
@@ -113,7 +80,6 @@ def counts(side: str, loop: str, count: int, folder: Path, without: tuple[str, .
             side,
             loop,
             str(count),
-            *(f"--without={name}" for name in without),
         ],
         check=True,
         capture_output=True,
@@ -128,14 +94,12 @@ def counts(side: str, loop: str, count: int, folder: Path, without: tuple[str, .
     raise RuntimeError(f"{out}: no summary line")
 
 
-def per_unit(
-    loop: str, short: int, long: int, sides: tuple[str, ...] = SIDES, without: tuple[str, ...] = ()
-) -> dict[str, dict[str, float]]:
-    """side -> event -> count per round (or episode) of `loop`, with `without` taken away."""
+def per_unit(loop: str, short: int, long: int, sides: tuple[str, ...] = SIDES) -> dict[str, dict[str, float]]:
+    """side -> event -> count per round (or episode) of `loop`."""
     with tempfile.TemporaryDirectory() as folder:
         result = {}
         for side in sides:
-            few, many = (counts(side, loop, n, Path(folder), without) for n in (short, long))
+            few, many = (counts(side, loop, n, Path(folder)) for n in (short, long))
             result[side] = {event: (many[event] - few[event]) / (long - short) for event in EVENTS}
         return result
 
@@ -147,13 +111,8 @@ def main() -> None:
     parser.add_argument(
         "--play", nargs=3, metavar=("SIDE", "LOOP", "COUNT"), help="play only (what valgrind runs)"
     )
-    parser.add_argument(
-        "--without", action="append", default=[], choices=sorted(COUNTERFACTUALS), help="with --play"
-    )
     args = parser.parse_args()
     if args.play:
-        for name in args.without:
-            COUNTERFACTUALS[name][1]()
         play(args.play[0], args.play[1], int(args.play[2]))
         return
     if shutil.which("valgrind") is None:
@@ -166,6 +125,11 @@ def main() -> None:
         for event in EVENTS:
             added = (env[event] - domain[event]) / domain[event]
             print(f"| {event} {label} | {env[event]:,.0f} | {domain[event]:,.0f} | {added:.2f}× |")
+        if loop == "episode":
+            budget = env["Ir"] / EARLIER_EPISODE_INSTRUCTIONS
+            print(
+                f"\nBudget: an env() episode is {budget:.2f}× the earlier project's (must stay under 0.50×)"
+            )
 
 
 if __name__ == "__main__":

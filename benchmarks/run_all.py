@@ -16,7 +16,6 @@ MODULES = (
     "bench_judge",
     "bench_env",
     "instructions",
-    "headroom",
     "bench_evaluate",
     "bench_scaling",
 )

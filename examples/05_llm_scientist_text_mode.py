@@ -1,4 +1,4 @@
-"""An LLM Scientist in text mode: prompt in, JSON out, parsed and retried by the seed's helpers.
+"""An LLM Scientist in text mode: prompt in, JSON out, parsed and retried by the Scientist's helpers.
 
 `fake_llm` stands in for a model behind any `GenerateFn` (messages -> text); its first reply is
 malformed on purpose so the correction prompt and the retry show. Swap in a real client.

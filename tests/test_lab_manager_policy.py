@@ -1,4 +1,4 @@
-"""The grounded Lab Manager: seven checks, the seed's fix order, the seed's action table.
+"""The grounded Lab Manager: seven checks, the fix order, the action table.
 
 Every scenario here is a real generated pack and every protocol is built from it (its minimal
 feasible plan, the paper's own plan, and perturbations of both), so the checks are tested on the
@@ -229,7 +229,7 @@ def test_unknown_and_missing_items_fail() -> None:
     )
     assert unknown.failed_dimensions == ["equipment"]
     assert any("time machine" in r for r in unknown.equipment.reasons)
-    # A plan that requests nothing is not automatically feasible (spec §9).
+    # A plan that requests nothing is not automatically feasible.
     bare = check_feasibility(edit(base, required_equipment=[], required_reagents=[]), scenario)
     assert {"equipment", "reagents"} <= set(bare.failed_dimensions)
     assert any("needs" in r for r in bare.equipment.reasons)

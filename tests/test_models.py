@@ -1,4 +1,4 @@
-"""The contracts of spec §1: every rule refuses with an error that names its field, and JSON is lossless.
+"""The contracts: every rule refuses with an error that names its field, and JSON is lossless.
 
 Every front (PettingZoo, Gymnasium, the runner, the LLM parser) relies on these models to turn a
 bad move into one error naming the offending field, so the rules are checked one by one; the

@@ -1,4 +1,4 @@
-"""Scenario generation (spec §2): deterministic in any process, varied over seeds, harder by level.
+"""Scenario generation: deterministic in any process, varied over seeds, harder by level.
 
 RL runs reseed thousands of episodes across worker processes, so a pack must be a pure function
 of (seed, template, difficulty) and seeds must actually change the task; difficulty is only

@@ -1,4 +1,4 @@
-"""`validate_protocol` (spec §3): every pack is solvable, every constraint bites, nothing raises.
+"""`validate_protocol`: every pack is solvable, every constraint bites, nothing raises.
 
 The Lab Manager's seven checks and the judge read one validation pass, so three things must
 hold for RL to be meaningful: a Scientist with only the public brief can always reach a
@@ -34,7 +34,7 @@ DIMENSION = {
     "required_review": "protocol",
     "forbidden_practice": "policy",
 }
-MAX_STAFF_LOAD = 5  # the seed's staff formula never asks for more people than this
+MAX_STAFF_LOAD = 5  # the staff formula never asks for more people than this
 
 # --------------------------------------------------------------------------- a public-information plan
 
@@ -190,7 +190,7 @@ def test_every_constraint_is_enforced(template: str, difficulty: str) -> None:
         for c in pack.constraints:
             assert c.kind in DIMENSION, c.kind
             if c.kind == "max_staff":
-                # A cap the staff formula can never exceed would be decorative (spec §2).
+                # A cap the staff formula can never exceed would be decorative.
                 assert (c.quantity or 0.0) < MAX_STAFF_LOAD, pack.scenario_id
             bad = violate(base, c, pack)
             result = validate_protocol(bad, pack)
@@ -439,7 +439,7 @@ def test_validation_never_raises_and_tags_every_issue(
             c = ids[issue.constraint_id]
             assert issue.severity == ("error" if c.hard else "warning")
             assert issue.category == DIMENSION[c.kind]
-    # The numeric limits agree with the seed's formulas, independently recomputed.
+    # The numeric limits agree with the cost and staff formulas, independently recomputed.
     errors = {i.category for i in result.errors}
     if protocol.duration_days > pack.lab.time_limit_days:
         assert "schedule" in errors
