@@ -4,6 +4,7 @@ the table, the usage line and files, groups, export, resume, faults, and the opt
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,3 +125,18 @@ def test_without_openai_the_cli_says_how_to_install_it(monkeypatch: pytest.Monke
     )
     assert result.exit_code == 1
     assert "pip install 'replicalab[llm]'" in result.output
+
+
+def test_the_readme_command_runs_against_a_served_model(
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## LLM agents\n") : readme.index("\n## Speed\n")]
+    (line,) = [line for line in section.splitlines() if line.startswith("replicalab evaluate")]
+    words = shlex.split(line.replace("http://localhost:8000/v1", stub.base_url))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*words[1:], *CELLS])  # a small grid
+    assert result.exit_code == 0, result.output
+    assert "2 seeds × 8 rollouts = 16 episodes" in result.stdout
+    assert len((tmp_path / "runs" / "qwen.turns.jsonl").read_text().splitlines()) == 32
+    assert len((tmp_path / "runs" / "qwen.usage.jsonl").read_text().splitlines()) == 16
