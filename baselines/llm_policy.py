@@ -14,8 +14,8 @@ output had to be corrected, and at most the role's retries plus one).
 
 A call that fails (see `replicalab.baselines.llm_backend.LLM_ERROR_CODES`) costs the turn: the
 policy returns an `ActionError` with the call's code, which the episode records as a refused
-move, and the episode goes on. Each call's sampling seed derives from the policy's seed (set by
-`reset`) and the call's index in the episode, so a rollout samples the same way on any rerun.
+move, and the episode goes on. Each call's sampling seed is the next draw of a generator seeded
+by `reset`, so a rollout asks for the same samples on any rerun.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ from replicalab.models import Contract
 from replicalab.scenarios import NormalizedScenarioPack
 
 __all__ = ["ChatCompleter", "ChatPolicy", "ChatRole", "EpisodeUsage", "LLMTurn", "ScientistRole"]
+
+
+_MAX_SEED = 2**31
 
 
 class ChatRole(Protocol):
@@ -204,7 +207,7 @@ class ChatPolicy:
         self.reset(0)
 
     def reset(self, seed: int) -> None:
-        self._seed = seed
+        self._rng = np.random.default_rng(seed)  # draws each call's sampling seed
         self._counters = _Counters()
         self.turns: list[LLMTurn] = []
 
@@ -246,7 +249,8 @@ class ChatPolicy:
                 messages = needed.messages
             counters.calls += 1
             try:
-                completion = await self.backend.complete(messages, seed=self._call_seed(counters.calls))
+                seed = int(self._rng.integers(_MAX_SEED))  # 31 bits: every server takes them
+                completion = await self.backend.complete(messages, seed=seed)
             except LLMCallError as error:
                 counters.failed_with(error)
                 return ActionError(code=error.code, message=error.message)
@@ -260,8 +264,3 @@ class ChatPolicy:
             LLMTurn(self.role.agent, episode.round_number, messages, replies[-1], calls=len(replies))
         )
         return move
-
-    def _call_seed(self, call: int) -> int:
-        """The sampling seed of the episode's `call`-th call: 31 bits, which every server takes."""
-        state = np.random.SeedSequence([self._seed, call]).generate_state(1)[0]
-        return int(state) & 0x7FFF_FFFF
