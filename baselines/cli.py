@@ -381,8 +381,9 @@ def evaluate(
             raise _Problem("--resume needs --out", _USAGE)
         if resume and force:
             raise _Problem("--resume appends to --out and --force overwrites it: give one", _USAGE)
-    if out is not None and not (resume or force) and out.is_file() and out.stat().st_size > 0:
-        _fail(f"{out} already holds episodes: --resume finishes that run, --force overwrites it", 1)
+    for path in (out, export_turns):
+        if path is not None and not (resume or force) and path.is_file() and path.stat().st_size > 0:
+            _fail(f"{path} already holds episodes: --resume finishes that run, --force overwrites it", 1)
     with_oracle = oracle and scientist != "oracle"
     cells = len(grid.cells())
     episodes = cells * group_size

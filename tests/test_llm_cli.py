@@ -140,3 +140,12 @@ def test_the_readme_command_runs_against_a_served_model(
     assert "2 seeds × 8 rollouts = 16 episodes" in result.stdout
     assert len((tmp_path / "runs" / "qwen.turns.jsonl").read_text().splitlines()) == 32
     assert len((tmp_path / "runs" / "qwen.usage.jsonl").read_text().splitlines()) == 16
+
+
+def test_an_export_file_is_not_overwritten_without_force(stub: StubServer, tmp_path: Path) -> None:
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text('{"episode_id": "x"}\n')
+    refused = evaluate(stub, "--export-turns", str(turns))
+    assert refused.exit_code == 1 and "--force overwrites it" in refused.output
+    assert evaluate(stub, "--export-turns", str(turns), "--force").exit_code == 0
+    assert len(turns.read_text().splitlines()) == 4
