@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from benchmarks.bench_scenarios import pin_to_one_core
 from replicalab.agents import (
@@ -66,17 +67,25 @@ def _serve(latency: float, cores: set[int]) -> tuple[subprocess.Popen[str], str]
     return server, f"http://127.0.0.1:{port}/v1"
 
 
-def rollout_rate(base_url: str, concurrency: int, latency: float, seconds: float) -> tuple[float, float]:
-    """Episodes per second at `concurrency`, and model calls per episode."""
+class Rate(NamedTuple):
+    episodes_per_s: float
+    calls_per_episode: float
+    cpu_per_call_s: float  # the client's CPU time per model call
+    cpu_share: float  # the client's CPU time over the wall time: below 1, it waited or was starved
+
+
+def rollout_rate(base_url: str, concurrency: int, latency: float, seconds: float) -> Rate:
+    """What the client achieves at `concurrency` in about `seconds`."""
     ideal = concurrency / (2 * latency)
     grid = _grid(max(2 * concurrency, int(ideal * seconds)))
     backend = ChatBackend(BackendConfig(base_url=base_url, model="stub", max_retries=0, timeout_s=60))
     scientist = functools.partial(ChatPolicy, ScientistRole(), backend)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     result = run_rollouts(grid, scientist, concurrency=concurrency)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     episodes = len(result.digests)
-    return episodes / elapsed, result.stats["llm_calls"] / episodes
+    calls = result.stats["llm_calls"]
+    return Rate(episodes / elapsed, calls / episodes, cpu / calls, cpu / elapsed)
 
 
 class _Instant:
@@ -141,12 +150,17 @@ def main() -> None:
         print(
             f"server: {len((cores - mine) or cores)} core(s); client: 1 core; {args.latency * 1000:g} ms a call"
         )
-        print("| concurrency | episodes/s | calls/episode | ideal | share of ideal |")
-        print("|---:|---:|---:|---:|---:|")
+        print(
+            "| concurrency | episodes/s | ideal | share of ideal | client CPU per call | client CPU share |"
+        )
+        print("|---:|---:|---:|---:|---:|---:|")
         for concurrency in args.concurrency:
-            rate, calls = rollout_rate(base_url, concurrency, args.latency, args.seconds)
-            ideal = concurrency / (calls * args.latency)
-            print(f"| {concurrency} | {rate:,.1f} | {calls:g} | {ideal:,.1f} | {rate / ideal:.0%} |")
+            rate = rollout_rate(base_url, concurrency, args.latency, args.seconds)
+            ideal = concurrency / (rate.calls_per_episode * args.latency)
+            print(
+                f"| {concurrency} | {rate.episodes_per_s:,.1f} | {ideal:,.1f} | "
+                f"{rate.episodes_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e3:.2f} ms | {rate.cpu_share:.0%} |"
+            )
     finally:
         server.terminate()
         server.wait()
