@@ -19,6 +19,7 @@ MODULES = (
     "headroom",
     "bench_evaluate",
     "bench_scaling",
+    "bench_llm",
 )
 
 
