@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -127,8 +128,8 @@ class ChatBackend:
 
     Called with the messages alone (`backend(messages)`) it is a `GenerateFn`, the route of
     `LLMScientist` and `--generate-fn`: it returns the text or raises `LLMCallError`. The async
-    client belongs to the event loop that first used it; a call from another loop gets a client
-    of its own. `aclose()` / `close()` release the connections.
+    clients (requests take them in turn) belong to the event loop that first used them; a call
+    from another loop gets clients of its own. `aclose()` / `close()` release the connections.
     """
 
     def __init__(self, config: BackendConfig, *, api_key: str | None = None, jitter_seed: int = 0) -> None:
@@ -142,6 +143,7 @@ class ChatBackend:
         self._jitter = np.random.default_rng(jitter_seed)
         self._async: tuple[asyncio.AbstractEventLoop, list[openai.AsyncOpenAI]] | None = None
         self._requests = itertools.count()  # picks the async client of a request
+        self._tls: ssl.SSLContext | None = None  # shared by the async clients
         self._sync: openai.OpenAI | None = None
 
     def __call__(self, messages: Messages) -> str:
@@ -206,7 +208,10 @@ class ChatBackend:
             self._async = (loop, [])
         clients = self._async[1]
         if len(clients) < _ASYNC_CLIENTS:
-            clients.append(self._openai.AsyncOpenAI(**self._client_arguments()))
+            if self._tls is None:  # loading the CA certificates takes ~50 ms: once, not per pool
+                self._tls = ssl.create_default_context()
+            pool = self._openai.DefaultAsyncHttpxClient(verify=self._tls)
+            clients.append(self._openai.AsyncOpenAI(**self._client_arguments(), http_client=pool))
             return clients[-1]
         return clients[next(self._requests) % _ASYNC_CLIENTS]
 

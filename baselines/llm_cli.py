@@ -55,6 +55,9 @@ PromptCharsOpt = Annotated[
 ]
 
 
+_OPTIONS = {"timeout_s": "--timeout", "max_retries": "--http-retries"}  # config field -> option
+
+
 class ChatOptions:
     """The chat options of one command line, checked together."""
 
@@ -102,7 +105,8 @@ class ChatOptions:
             )
         except ValidationError as exc:
             first = exc.errors()[0]
-            option = "--" + str(first["loc"][0]).replace("_", "-")
+            field = str(first["loc"][0])
+            option = _OPTIONS.get(field, "--" + field.replace("_", "-"))
             raise ValueError(f"{option}: {first['msg']}") from None
 
 

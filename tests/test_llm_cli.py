@@ -106,6 +106,14 @@ def test_resume_finishes_a_run(stub: StubServer, tmp_path: Path) -> None:
             ["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--extra-body", "{"],
             "--extra-body: not JSON",
         ),
+        (
+            ["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--timeout", "0"],
+            "--timeout: Input should be greater than 0",
+        ),
+        (
+            ["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--top-p", "0"],
+            "--top-p: Input should be greater than 0",
+        ),
         (["--concurrency", "8"], "--concurrency applies to a served model only"),
         (["--group-size", "4"], "--group-size applies to a served model only"),
         (["--export-turns", "t.jsonl"], "--export-turns applies to a served model only"),
