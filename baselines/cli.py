@@ -43,12 +43,13 @@ from rich.progress import (
 from rich.table import Table
 from rich.text import Text
 
-from replicalab.agents.scientist_policy import GenerateFn
-from replicalab.baselines import report
+from replicalab.agents import MAX_PROMPT_CHARS, GenerateFn
+from replicalab.baselines import llm_cli, report
 from replicalab.baselines.metrics import EpisodeDigest, summarize
 from replicalab.baselines.oracle import OracleScientist
 from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMScientist
-from replicalab.baselines.runner import Grid, PolicyFactory, Settings, run_grid
+from replicalab.baselines.rollouts import RolloutResult, SeatFactory, run_rollouts, usage_path
+from replicalab.baselines.runner import Grid, PolicyFactory, RunResult, Settings, run_grid
 from replicalab.episode import MIN_ROUNDS
 from replicalab.models import EpisodeLog
 from replicalab.rewards import PRESETS, RewardConfig, get_preset
@@ -184,6 +185,22 @@ def _scientists(names: list[str], generate_fn: str | None, option: str) -> dict[
     if generate_fn is not None and "llm" not in factories:
         raise _Problem(f"--generate-fn applies to {option} llm only", _USAGE)
     return factories
+
+
+def _served_scientist(
+    scientist: str, generate_fn: str | None, jobs: int, chat: llm_cli.ChatOptions
+) -> SeatFactory:
+    """The `--base-url` Scientist; the options that cannot go with it are refused."""
+    if scientist != "llm":
+        raise _Problem("--base-url and --model apply to --scientist llm only", _USAGE)
+    if generate_fn is not None:
+        raise _Problem("--generate-fn and --base-url are two routes to a model: give one", _USAGE)
+    if jobs > 1:
+        raise _Problem("--jobs runs processes; a served model runs --concurrency episodes in one", _USAGE)
+    try:
+        return llm_cli.chat_scientist(chat)
+    except ImportError as exc:
+        raise _Problem(str(exc), 1) from None
 
 
 def _register_templates(paths: list[Path] | None) -> None:
@@ -323,27 +340,77 @@ def evaluate(
     force: Annotated[bool, typer.Option(help="Overwrite an existing --out file.")] = False,
     wide: Annotated[bool, typer.Option(help="Every column of the table (about 150 wide).")] = False,
     template_files: TemplateFilesOpt = None,
+    base_url: llm_cli.BaseUrlOpt = None,
+    model: llm_cli.ModelOpt = None,
+    temperature: llm_cli.TemperatureOpt = None,
+    top_p: llm_cli.TopPOpt = None,
+    max_tokens: llm_cli.MaxTokensOpt = None,
+    extra_body: llm_cli.ExtraBodyOpt = None,
+    timeout: llm_cli.TimeoutOpt = 120.0,
+    http_retries: llm_cli.HttpRetriesOpt = 3,
+    prompt_chars: llm_cli.PromptCharsOpt = MAX_PROMPT_CHARS,
+    concurrency: llm_cli.ConcurrencyOpt = 1,
+    group_size: llm_cli.GroupSizeOpt = 1,
+    export_turns: llm_cli.ExportTurnsOpt = None,
 ) -> None:
     """Play a Scientist against the grounded Lab Manager over a grid; print the results table."""
+    chat = llm_cli.ChatOptions(
+        base_url,
+        model,
+        temperature=temperature,
+        top_p=top_p,
+        max_tokens=max_tokens,
+        extra_body=extra_body,
+        timeout_s=timeout,
+        http_retries=http_retries,
+        prompt_chars=prompt_chars,
+    )
+    served = base_url is not None or model is not None
     with _user_errors(_USAGE):
         _register_templates(template_files)
         grid = _grid(templates, difficulties, seeds, first_seed)
-        factory = _scientists([scientist], generate_fn, "--scientist")[scientist]
+        factory: SeatFactory
+        policy: PolicyFactory | None = None  # a Scientist the process-parallel runner can play
+        if served:
+            factory = _served_scientist(scientist, generate_fn, jobs, chat)
+        else:
+            llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
+            factory = policy = _scientists([scientist], generate_fn, "--scientist")[scientist]
         settings = Settings(reward_config=_reward_config(reward_config), max_rounds=max_rounds)
         if resume and out is None:
             raise _Problem("--resume needs --out", _USAGE)
         if resume and force:
             raise _Problem("--resume appends to --out and --force overwrites it: give one", _USAGE)
-    if out is not None and not (resume or force) and out.is_file() and out.stat().st_size > 0:
-        _fail(f"{out} already holds episodes: --resume finishes that run, --force overwrites it", 1)
+    for path in (out, export_turns):
+        if path is not None and not (resume or force) and path.is_file() and path.stat().st_size > 0:
+            _fail(f"{path} already holds episodes: --resume finishes that run, --force overwrites it", 1)
     with_oracle = oracle and scientist != "oracle"
     cells = len(grid.cells())
+    episodes = cells * group_size
     started = time.perf_counter()
     try:
-        with _user_errors(), _stop_on_sigterm(), _progress(cells * (1 + with_oracle), "episodes") as advance:
-            result = run_grid(
-                grid, factory, settings=settings, jobs=jobs, out=out, resume=resume, on_episode=advance
-            )
+        with (
+            _user_errors(),
+            _stop_on_sigterm(),
+            _progress(episodes + cells * with_oracle, "episodes") as advance,
+        ):
+            result: RunResult
+            if policy is None:
+                result = run_rollouts(
+                    grid,
+                    factory,
+                    settings=settings,
+                    concurrency=concurrency,
+                    group_size=group_size,
+                    out=out,
+                    resume=resume,
+                    export_turns=export_turns,
+                    on_episode=advance,
+                )
+            else:
+                result = run_grid(
+                    grid, policy, settings=settings, jobs=jobs, out=out, resume=resume, on_episode=advance
+                )
             reference = result.digests if scientist == "oracle" else None
             if with_oracle:
                 reference = run_grid(
@@ -356,7 +423,9 @@ def evaluate(
     title = (
         f"{factory().name} vs {GroundedLabManager.name} · reward {settings.reward_config.name}\n"
         f"{_count(len(grid.templates), 'template')} × {_count(len(grid.difficulties), 'difficulty')} × "
-        f"{_count(len(grid.seeds), 'seed')} = {_count(cells, 'episode')}"
+        f"{_count(len(grid.seeds), 'seed')}"
+        + (f" × {_count(group_size, 'rollout')}" if group_size > 1 else "")
+        + f" = {_count(episodes, 'episode')}"
     )
     console = _console()
     console.print(report.results_table(summarize(result.digests, reference), title, wide=wide))
@@ -366,9 +435,15 @@ def evaluate(
         console.print(f"{against} against the oracle on the same seeds (oracle mean score {best:.2f}).")
     if result.stats:
         console.print(report.stats_line(result.stats))
+    if isinstance(result, RolloutResult):
+        console.print(llm_cli.usage_line(result.usage))
     if out is not None:
-        console.print(Text(f"logs: {out} ({_count(cells, 'episode')}, {result.resumed} resumed)"))
-    played = _count(cells * (1 + with_oracle) - result.resumed, "episode")
+        console.print(Text(f"logs: {out} ({_count(episodes, 'episode')}, {result.resumed} resumed)"))
+        if isinstance(result, RolloutResult):
+            console.print(Text(f"usage: {usage_path(out)}"))
+    if export_turns is not None:
+        console.print(Text(f"turns: {export_turns}"))
+    played = _count(episodes + cells * with_oracle - result.resumed, "episode")
     console.print(f"{played} played in {elapsed:.1f} s")
 
 

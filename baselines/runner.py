@@ -139,17 +139,21 @@ def episode_id(cell: Cell, scientist: str, lab_manager: str) -> str:
     return f"{cell.template}-{cell.difficulty}-{cell.seed}/{scientist}/{lab_manager}"
 
 
-def play_episode(
-    cell: Cell, scientist: Policy, lab_manager: Policy, settings: Settings | None = None
-) -> EpisodeLog:
-    """Play one episode of `cell` to the end and return its log."""
-    settings = settings or Settings()
-    episode = Episode(
+def start_episode(cell: Cell, settings: Settings) -> Episode:
+    """A fresh episode of `cell`'s scenario under `settings`."""
+    return Episode(
         generate_scenario(cell.seed, cell.template, cell.difficulty),
         max_rounds=settings.max_rounds,
         reward_config=settings.reward_config,
         step_cap=settings.step_cap,
     )
+
+
+def play_episode(
+    cell: Cell, scientist: Policy, lab_manager: Policy, settings: Settings | None = None
+) -> EpisodeLog:
+    """Play one episode of `cell` to the end and return its log."""
+    episode = start_episode(cell, settings or Settings())
     seed = policy_seed(cell)
     reset_policy(scientist, seed)
     reset_policy(lab_manager, seed)
@@ -232,7 +236,7 @@ def _outcomes(
 # --------------------------------------------------------------------------- the log file
 
 
-def _open_log(path: Path, stack: ExitStack) -> BinaryIO:
+def open_log(path: Path, stack: ExitStack) -> BinaryIO:
     """`path` opened for appending (created if missing) and locked against a second writer."""
     for folder in (path.parent, *path.parent.parents):
         if folder.exists() and not folder.is_dir():
@@ -247,14 +251,17 @@ def _open_log(path: Path, stack: ExitStack) -> BinaryIO:
     return handle
 
 
-def _logged(path: Path, handle: BinaryIO, ids: list[str], settings: Settings) -> list[EpisodeLog]:
+def logged_episodes(
+    path: Path, handle: BinaryIO, ids: list[str], settings: Settings, unit: int = 1
+) -> list[EpisodeLog]:
     """The episodes already in the file, checked to be a prefix of this run; a trailing partial
-    line (a run killed mid-write) is cut off, and nothing is touched if the check fails."""
+    line (a run killed mid-write) is cut off, and nothing is touched if the check fails. A run
+    that writes its episodes `unit` at a time (a group's rollouts) keeps whole units only."""
     handle.seek(0)
     data = handle.read()
-    whole = data[: data.rfind(b"\n") + 1]
+    lines = data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
     logs = []
-    for number, line in enumerate(whole.splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         try:
             log = EpisodeLog.model_validate_json(line)
         except ValidationError:
@@ -271,8 +278,9 @@ def _logged(path: Path, handle: BinaryIO, ids: list[str], settings: Settings) ->
                 f"rounds; this run uses {_describe(config)} and {settings.max_rounds}"
             )
         logs.append(log)
-    handle.truncate(len(whole))
-    return logs
+    kept = len(logs) - len(logs) % unit
+    handle.truncate(sum(map(len, lines[:kept])))
+    return logs[:kept]
 
 
 def _describe(config: RewardConfig) -> str:
@@ -313,9 +321,9 @@ def run_grid(
     with ExitStack() as stack:
         handle = None
         if out is not None:
-            handle = _open_log(Path(out), stack)
+            handle = open_log(Path(out), stack)
             if resume:
-                resumed_logs = _logged(Path(out), handle, ids, settings)
+                resumed_logs = logged_episodes(Path(out), handle, ids, settings)
             else:
                 handle.truncate(0)
         resumed = len(resumed_logs)

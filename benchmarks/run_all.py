@@ -18,6 +18,7 @@ MODULES = (
     "instructions",
     "bench_evaluate",
     "bench_scaling",
+    "bench_llm",
 )
 
 

@@ -608,6 +608,10 @@ class StepRecord(Contract):
     reward_components: dict[str, dict[str, float]] = Field(default_factory=dict)  # agent -> named terms
 
 
+def _is_none(value: object) -> bool:
+    return value is None
+
+
 class EpisodeLog(Contract):
     """Everything needed to replay and audit one episode; byte-identical for equal inputs."""
 
@@ -626,3 +630,9 @@ class EpisodeLog(Contract):
     rounds_used: int
     invalid_action_count: int
     total_rewards: dict[str, float]  # per agent, the sum over steps of `rewards[agent]`
+    # Only rollouts played in groups (G rollouts of one scenario) carry these two; the JSON of
+    # any other log omits them, so it is byte for byte what it was without them.
+    group_id: str | None = Field(default=None, exclude_if=_is_none)  # the id its group shares
+    advantage: float | None = Field(default=None, exclude_if=_is_none)
+    """(Scientist return − its group's mean) / the group's sample standard deviation; 0 when
+    the group's returns do not spread (std < 1e-8)."""

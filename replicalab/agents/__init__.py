@@ -12,6 +12,9 @@ from replicalab.agents.lab_manager_policy import (
     suggest_alternative,
 )
 from replicalab.agents.scientist_policy import (
+    MAX_PROMPT_CHARS,
+    MIN_PROMPT_CHARS,
+    GenerateFn,
     RetryMetadata,
     ScientistCallResult,
     ScientistOutputParseError,
@@ -23,8 +26,11 @@ from replicalab.agents.scientist_policy import (
 )
 
 __all__ = [
+    "MAX_PROMPT_CHARS",
+    "MIN_PROMPT_CHARS",
     "AlternativeSuggestion",
     "FeasibilityCheckResult",
+    "GenerateFn",
     "RetryMetadata",
     "ScientistCallResult",
     "ScientistOutputParseError",

@@ -1,0 +1,158 @@
+"""The command line's chat-model options: a served model as the Scientist, many episodes at once.
+
+    replicalab evaluate -s llm --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct \\
+        --temperature 0.8 --concurrency 64 --group-size 8 --out runs/grpo.jsonl --export-turns runs/turns.jsonl
+
+`evaluate` takes these options; this module turns them into a Scientist factory and renders what
+the model calls cost. Nothing here needs the `openai` package until a backend is built.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.text import Text
+
+from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
+from replicalab.baselines.llm_backend import BackendConfig, ChatBackend
+from replicalab.baselines.llm_policy import ChatPolicy, EpisodeUsage, ScientistRole
+from replicalab.baselines.rollouts import SeatFactory
+
+__all__ = ["ChatOptions", "chat_scientist", "check_served_only", "usage_line"]
+
+BaseUrlOpt = Annotated[
+    str | None,
+    typer.Option(help="An OpenAI-compatible server's API root (e.g. http://localhost:8000/v1), for -s llm."),
+]
+ModelOpt = Annotated[str | None, typer.Option(help="The served model's name (with --base-url).")]
+TemperatureOpt = Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")]
+TopPOpt = Annotated[float | None, typer.Option(max=1.0, help="Nucleus sampling mass, in (0, 1].")]
+MaxTokensOpt = Annotated[int | None, typer.Option(min=1, help="Longest completion, in tokens.")]
+ExtraBodyOpt = Annotated[
+    str | None, typer.Option(help="Server-specific request fields as a JSON object, e.g. '{\"top_k\": 20}'.")
+]
+TimeoutOpt = Annotated[float, typer.Option(help="Seconds one request may take (more than 0).")]
+HttpRetriesOpt = Annotated[
+    int,
+    typer.Option(min=0, max=20, help="Retries of a request after a 429, 5xx, timeout or lost connection."),
+]
+ConcurrencyOpt = Annotated[int, typer.Option(min=1, help="Episodes in flight at once (with --base-url).")]
+GroupSizeOpt = Annotated[
+    int, typer.Option(min=1, help="Rollouts of each scenario, with group-relative advantages (GRPO).")
+]
+ExportTurnsOpt = Annotated[
+    Path | None, typer.Option(dir_okay=False, help="Write one training record per model turn (JSONL).")
+]
+PromptCharsOpt = Annotated[
+    int,
+    typer.Option(min=MIN_PROMPT_CHARS, help="Longest user message; older history is dropped first to fit."),
+]
+
+
+_OPTIONS = {"timeout_s": "--timeout", "max_retries": "--http-retries"}  # config field -> option
+
+
+class ChatOptions:
+    """The chat options of one command line, checked together."""
+
+    def __init__(
+        self,
+        base_url: str | None,
+        model: str | None,
+        *,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+        extra_body: str | None = None,
+        timeout_s: float = 120.0,
+        http_retries: int = 3,
+        prompt_chars: int = MAX_PROMPT_CHARS,
+    ) -> None:
+        self.base_url = base_url
+        self.model = model
+        self.sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
+        self.extra_body = extra_body
+        self.timeout_s = timeout_s
+        self.http_retries = http_retries
+        self.prompt_chars = prompt_chars
+
+    def config(self) -> BackendConfig:
+        """The backend's config; a ValueError naming the option for a bad value."""
+        if self.base_url is None or self.model is None:
+            raise ValueError("--base-url and --model go together")
+        extra: object = {}
+        if self.extra_body is not None:
+            try:
+                extra = json.loads(self.extra_body)
+            except ValueError as exc:
+                raise ValueError(f"--extra-body: not JSON: {exc}") from None
+            if not isinstance(extra, dict):
+                raise ValueError("--extra-body: must be a JSON object")
+        try:
+            return BackendConfig(
+                base_url=self.base_url,
+                model=self.model,
+                extra_body=extra,
+                timeout_s=self.timeout_s,
+                max_retries=self.http_retries,
+                **{name: value for name, value in self.sampling.items() if value is not None},
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = str(first["loc"][0])
+            option = _OPTIONS.get(field, "--" + field.replace("_", "-"))
+            raise ValueError(f"{option}: {first['msg']}") from None
+
+
+def check_served_only(
+    concurrency: int, group_size: int, export_turns: Path | None, options: ChatOptions
+) -> None:
+    """Refuse the options that only a served model uses when there is none."""
+    given = [
+        name
+        for name, value in (
+            ("--concurrency", concurrency != 1),
+            ("--group-size", group_size != 1),
+            ("--export-turns", export_turns is not None),
+            ("--temperature", options.sampling["temperature"] is not None),
+            ("--top-p", options.sampling["top_p"] is not None),
+            ("--max-tokens", options.sampling["max_tokens"] is not None),
+            ("--extra-body", options.extra_body is not None),
+            ("--prompt-chars", options.prompt_chars != MAX_PROMPT_CHARS),
+        )
+        if value
+    ]
+    if given:
+        raise ValueError(f"{given[0]} applies to a served model only (--base-url URL --model NAME)")
+
+
+def chat_scientist(options: ChatOptions) -> SeatFactory:
+    """A factory of `ChatPolicy` Scientists sharing one backend (an ImportError without openai)."""
+    backend = ChatBackend(options.config())
+    return functools.partial(ChatPolicy, ScientistRole(), backend, prompt_chars=options.prompt_chars)
+
+
+def usage_line(usage: Sequence[EpisodeUsage]) -> Text:
+    """What the model calls of a run cost, in one line."""
+    calls = sum(u.calls for u in usage)
+    retries = sum(u.retries for u in usage)
+    parts = [f"model usage: {calls:,} calls", f"{retries:,} retried requests"]
+    prompt = [u.prompt_tokens for u in usage if u.prompt_tokens is not None]
+    completion = [u.completion_tokens for u in usage if u.completion_tokens is not None]
+    if prompt or completion:
+        parts.append(f"{sum(prompt):,} prompt + {sum(completion):,} completion tokens")
+    if calls:
+        parts.append(f"{sum(u.latency_s for u in usage) / calls:.2f} s per call")
+    failed: dict[str, int] = {}
+    for u in usage:
+        for code, count in u.failed_calls.items():
+            failed[code] = failed.get(code, 0) + count
+    if failed:
+        parts.append("failed: " + ", ".join(f"{code} {count}" for code, count in sorted(failed.items())))
+    return Text(", ".join(parts))

@@ -1,0 +1,266 @@
+"""A chat model in one seat of the table, async: many episodes share one server at once.
+
+`ChatPolicy` is the same for every seat; a `ChatRole` says what is particular to one: its system
+prompt, its user message for the current turn, and its turn (the prompt → parse → retry loop,
+written against a blocking `GenerateFn`). `ScientistRole` is the Scientist's, built from
+`replicalab.agents`; a Lab Manager role fills the same three slots.
+
+The turn is the agents' own synchronous loop, not an async copy of it: `ChatPolicy` replays it.
+The turn runs with a `GenerateFn` that answers from the replies received so far and raises
+`_ReplyNeeded` (holding the messages it was asked with) for the next one; the policy awaits that
+reply from the backend and runs the turn again. The parser is pure, so a rerun takes the same
+path through the earlier replies, and a turn of k calls runs k times (k is 1 unless the model's
+output had to be corrected, and at most the role's retries plus one).
+
+A call that fails (see `replicalab.baselines.llm_backend.LLM_ERROR_CODES`) costs the turn: the
+policy returns an `ActionError` with the call's code, which the episode records as a refused
+move, and the episode goes on. Each call's sampling seed is the next draw of a generator seeded
+by `reset`, so a rollout asks for the same samples on any rerun.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from pydantic import Field
+
+from replicalab.agents import (
+    MAX_PROMPT_CHARS,
+    MIN_PROMPT_CHARS,
+    GenerateFn,
+    ScientistOutputParseError,
+    build_scientist_system_prompt,
+    call_scientist_with_retry,
+    format_scientist_observation,
+)
+from replicalab.baselines.llm_backend import Completion, LLMCallError
+from replicalab.baselines.policies import Move
+from replicalab.episode import SCIENTIST, ActionError, Episode
+from replicalab.models import Contract
+from replicalab.scenarios import NormalizedScenarioPack
+
+__all__ = ["ChatCompleter", "ChatPolicy", "ChatRole", "EpisodeUsage", "LLMTurn", "ScientistRole"]
+
+
+_MAX_SEED = 2**31
+
+
+class ChatRole(Protocol):
+    """What one seat tells a chat model, and how it reads the answers."""
+
+    agent: str  # the seat: "scientist" or "lab_manager"
+
+    def system_prompt(self, scenario: NormalizedScenarioPack) -> str: ...
+
+    def user_message(self, episode: Episode, max_chars: int) -> str:
+        """This turn's observation, in at most `max_chars` characters."""
+        ...
+
+    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        """Ask `generate` for this turn's move (correcting it as the role sees fit) and return
+        the move, or the model's last text when it never parsed (the episode records why)."""
+        ...
+
+
+class ChatCompleter(Protocol):
+    """The backend a `ChatPolicy` needs (`ChatBackend` is one)."""
+
+    async def complete(
+        self, messages: Sequence[Mapping[str, str]], *, seed: int | None = None
+    ) -> Completion: ...
+
+    async def aclose(self) -> None:
+        """Release the connections opened on the running event loop."""
+        ...
+
+
+class ScientistRole:
+    """The Scientist's prompts and its retry loop (`call_scientist_with_retry`)."""
+
+    agent = SCIENTIST
+
+    def __init__(self, max_retries: int = 2) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
+        self.max_retries = max_retries
+
+    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        return build_scientist_system_prompt(scenario)
+
+    def user_message(self, episode: Episode, max_chars: int) -> str:
+        return format_scientist_observation(episode.scientist_observation(), max_chars)
+
+    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        try:
+            return call_scientist_with_retry(generate, system_prompt, user_message, self.max_retries).action
+        except ScientistOutputParseError as error:
+            return error.raw_text
+
+
+@dataclass(frozen=True)
+class LLMTurn:
+    """The last call of one turn: what the model was sent and what it answered."""
+
+    agent: str
+    round_number: int
+    messages: list[dict[str, str]]  # exactly as sent, earlier attempts and corrections included
+    completion: str
+    calls: int  # completions this turn asked for (1 + the role's corrections)
+
+
+class EpisodeUsage(Contract):
+    """What one episode's model calls cost. Not part of the `EpisodeLog`: latency differs from
+    run to run, and a log is byte-identical."""
+
+    episode_id: str
+    agent: str  # the seat the model played
+    calls: int = 0  # completions asked for; a request the backend retried counts once
+    retries: int = 0  # requests the backend repeated after a 429, 5xx, timeout or lost connection
+    failed_calls: dict[str, int] = Field(default_factory=dict)  # calls that failed, by error code
+    prompt_tokens: int | None = None  # summed over the calls the server reported usage for
+    completion_tokens: int | None = None
+    latency_s: float = 0.0  # summed over the calls, retries and waits included
+
+
+@dataclass
+class _Counters:
+    calls: int = 0
+    retries: int = 0
+    failed: dict[str, int] = field(default_factory=dict)
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    parse_retries: int = 0
+    parse_failures: int = 0
+
+    def answered(self, completion: Completion) -> None:
+        self.retries += completion.retries
+        self.latency_s += completion.latency_s
+        if completion.prompt_tokens is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + completion.prompt_tokens
+        if completion.completion_tokens is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + completion.completion_tokens
+
+    def failed_with(self, error: LLMCallError) -> None:
+        self.retries += error.retries
+        self.latency_s += error.latency_s
+        self.failed[error.code] = self.failed.get(error.code, 0) + 1
+
+
+class _ReplyNeeded(Exception):
+    """Raised by `_Replay` for a call it has no reply for yet; `messages` are that call's."""
+
+    def __init__(self, messages: list[dict[str, str]]) -> None:
+        super().__init__("the turn needs another reply")
+        self.messages = messages
+
+
+class _Replay:
+    """A `GenerateFn` answering from `replies` in order, then asking for the next one."""
+
+    def __init__(self, replies: list[str]) -> None:
+        self.replies = replies
+        self.calls = 0
+
+    def __call__(self, messages: list[dict[str, str]]) -> str:
+        if self.calls == len(self.replies):
+            raise _ReplyNeeded([dict(m) for m in messages])
+        self.calls += 1
+        return self.replies[self.calls - 1]
+
+
+class ChatPolicy:
+    """A chat model in the seat of `role`, one episode at a time (the runner makes one per
+    episode, so episodes in flight share nothing but the backend).
+
+    `prompt_chars` bounds the user message (history is shortened oldest-first to fit).
+    `stats()`: model calls, the role's corrections, turns lost to unparsable output and turns
+    lost to failed calls, under the counter names `LLMScientist` uses; `usage(episode_id)` the
+    episode's `EpisodeUsage`; `turns` every turn that got an answer, in order.
+    """
+
+    def __init__(
+        self,
+        role: ChatRole,
+        backend: ChatCompleter,
+        *,
+        prompt_chars: int = MAX_PROMPT_CHARS,
+        name: str = "llm",
+    ) -> None:
+        if (
+            isinstance(prompt_chars, bool)
+            or not isinstance(prompt_chars, int)
+            or prompt_chars < MIN_PROMPT_CHARS
+        ):
+            raise ValueError(
+                f"prompt_chars: must be an int of at least {MIN_PROMPT_CHARS}, got {prompt_chars!r}"
+            )
+        self.role = role
+        self.backend = backend
+        self.prompt_chars = prompt_chars
+        self.name = name
+        self._scenario: NormalizedScenarioPack | None = None
+        self._system_prompt = ""
+        self.reset(0)
+
+    def reset(self, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)  # draws each call's sampling seed
+        self._counters = _Counters()
+        self.turns: list[LLMTurn] = []
+
+    def stats(self) -> dict[str, float]:
+        counters = self._counters
+        return {
+            "llm_calls": counters.calls,
+            "llm_retries": counters.parse_retries,
+            "llm_parse_failures": counters.parse_failures,
+            "llm_generate_errors": sum(counters.failed.values()),
+        }
+
+    def usage(self, episode_id: str) -> EpisodeUsage:
+        counters = self._counters
+        return EpisodeUsage(
+            episode_id=episode_id,
+            agent=self.role.agent,
+            calls=counters.calls,
+            retries=counters.retries,
+            failed_calls=dict(sorted(counters.failed.items())),
+            prompt_tokens=counters.prompt_tokens,
+            completion_tokens=counters.completion_tokens,
+            latency_s=counters.latency_s,
+        )
+
+    async def act(self, episode: Episode) -> Move:
+        if episode.scenario is not self._scenario:
+            self._scenario = episode.scenario
+            self._system_prompt = self.role.system_prompt(episode.scenario)
+        user_message = self.role.user_message(episode, self.prompt_chars)
+        counters = self._counters
+        replies: list[str] = []
+        messages: list[dict[str, str]] = []
+        while True:
+            try:
+                move = self.role.turn(_Replay(replies), self._system_prompt, user_message)
+                break
+            except _ReplyNeeded as needed:
+                messages = needed.messages
+            counters.calls += 1
+            try:
+                seed = int(self._rng.integers(_MAX_SEED))  # 31 bits: every server takes them
+                completion = await self.backend.complete(messages, seed=seed)
+            except LLMCallError as error:
+                counters.failed_with(error)
+                return ActionError(code=error.code, message=error.message)
+            counters.answered(completion)
+            replies.append(completion.text)
+        if not replies:  # a role that moved without asking the model
+            return move
+        counters.parse_retries += len(replies) - 1
+        counters.parse_failures += isinstance(move, str)
+        self.turns.append(
+            LLMTurn(self.role.agent, episode.round_number, messages, replies[-1], calls=len(replies))
+        )
+        return move

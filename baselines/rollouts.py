@@ -1,0 +1,352 @@
+"""Many episodes in flight against one model server: concurrent rollouts and GRPO groups.
+
+`run_rollouts` plays a grid as `run_grid` does, in one process, with up to `concurrency`
+episodes waiting on their model at once (asyncio; the `Episode` itself stays synchronous). A
+seat may hold an async policy (`async def act(episode)`, e.g. a `ChatPolicy`) or any `Policy`.
+Each episode gets fresh policies, so episodes in flight share nothing but the server, and an
+episode is a function of its scenario, its seeds and the replies it got: a failed model call is
+a refused move with its own code inside that episode, and the run goes on.
+
+Groups (`group_size` G > 1) play each grid cell G times: the same scenario, each rollout with its
+own policy seed drawn from (cell, rollout index), so sampled replies differ. A rollout's episode
+id is the cell's id plus `/k`; its log records the cell's id as `group_id` and its
+`advantage` (see `group_advantages`).
+
+The log file is the runner's: the same lines in grid order (a group's rollouts in rollout order),
+one flush per episode, `resume` through `runner.logged_episodes` (a group is written whole or
+played again). Beside it, with a chat seat, `usage_path(out)` gets one `EpisodeUsage` line per
+seat and episode (latency is not reproducible, so it stays out of the log), and `export_turns`
+gets the `TurnRecord` of every model turn. On resume both keep the lines of the episodes kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, NamedTuple, Protocol
+
+import numpy as np
+
+from replicalab.baselines.llm_policy import ChatPolicy, EpisodeUsage, LLMTurn
+from replicalab.baselines.metrics import EpisodeDigest, digest
+from replicalab.baselines.policies import GroundedLabManager, Move, Policy, policy_stats, reset_policy
+from replicalab.baselines.runner import (
+    Cell,
+    Grid,
+    RunResult,
+    Settings,
+    episode_id,
+    logged_episodes,
+    open_log,
+    policy_seed,
+    start_episode,
+)
+from replicalab.baselines.training_records import turn_records
+from replicalab.episode import SCIENTIST, Episode, coerce_action
+from replicalab.models import EpisodeLog
+
+__all__ = [
+    "AsyncPolicy",
+    "RolloutResult",
+    "Seat",
+    "SeatFactory",
+    "group_advantages",
+    "play_rollout",
+    "rollout_seed",
+    "run_rollouts",
+    "usage_path",
+]
+
+MIN_ADVANTAGE_STD = 1e-8  # a group whose returns spread less has every advantage 0
+
+
+class AsyncPolicy(Protocol):
+    """A seat whose moves take time (a model call): `act` is a coroutine."""
+
+    name: str
+
+    def act(self, episode: Episode) -> Awaitable[Move]: ...
+
+
+Seat = Policy | AsyncPolicy
+SeatFactory = Callable[[], Seat]
+
+
+def group_advantages(returns: Sequence[float]) -> list[float]:
+    """Each return's (R − mean) / std within its group, std being the sample standard deviation
+    (ddof=1, as TRL's GRPOTrainer takes it); all 0 for a group of one or one whose std is below
+    `MIN_ADVANTAGE_STD`, where no rollout did better than another."""
+    values = np.asarray(returns, dtype=float)
+    if len(values) < 2:
+        return [0.0] * len(values)
+    std = float(values.std(ddof=1))
+    if std < MIN_ADVANTAGE_STD:
+        return [0.0] * len(values)
+    return [float(a) for a in (values - values.mean()) / std]
+
+
+def rollout_seed(cell: Cell, rollout: int | None) -> int:
+    """The policy seed of a rollout of `cell`: the runner's `policy_seed` outside groups, else a
+    SeedSequence of (that seed, the rollout index)."""
+    seed = policy_seed(cell)
+    if rollout is None:
+        return seed
+    return int(np.random.SeedSequence([seed, rollout]).generate_state(1)[0])
+
+
+def usage_path(out: str | os.PathLike[str]) -> Path:
+    """Where the usage of the run logged to `out` goes: `runs/x.jsonl` → `runs/x.usage.jsonl`."""
+    path = Path(out)
+    return path.with_name(path.with_suffix("").name + ".usage.jsonl")
+
+
+async def play_rollout(
+    cell: Cell, scientist: Seat, lab_manager: Seat, settings: Settings, seed: int, name: str
+) -> EpisodeLog:
+    """Play one episode of `cell` to the end, awaiting the moves that take time; log it as `name`."""
+    episode = start_episode(cell, settings)
+    reset_policy(scientist, seed)  # type: ignore[arg-type]
+    reset_policy(lab_manager, seed)  # type: ignore[arg-type]
+    while not episode.done:
+        agent = episode.agent_selection
+        move = (scientist if agent == SCIENTIST else lab_manager).act(episode)
+        if inspect.isawaitable(move):
+            move = await move
+        episode.step(coerce_action(agent, move))
+    return episode.to_log(name)
+
+
+@dataclass
+class RolloutResult(RunResult):
+    """`RunResult`, and the model usage of the episodes played in this call."""
+
+    usage: list[EpisodeUsage] = field(default_factory=list)
+
+
+class _Rollout(NamedTuple):
+    position: int  # of its cell in the grid
+    cell: Cell
+    rollout: int | None  # its index in its group; None outside groups
+    episode_id: str
+
+
+@dataclass
+class _Played:
+    log: EpisodeLog
+    stats: dict[str, float]
+    usage: list[EpisodeUsage]
+    turns: list[LLMTurn]
+
+
+class _Files(NamedTuple):
+    log: BinaryIO | None
+    usage: BinaryIO | None
+    turns: BinaryIO | None
+
+
+def run_rollouts(
+    grid: Grid,
+    scientist: SeatFactory,
+    lab_manager: SeatFactory = GroundedLabManager,
+    *,
+    settings: Settings | None = None,
+    concurrency: int = 1,
+    group_size: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    export_turns: str | os.PathLike[str] | None = None,
+    on_episode: Callable[[EpisodeDigest], None] | None = None,
+) -> RolloutResult:
+    """Play every cell of `grid` (`group_size` times each), `concurrency` episodes at once.
+
+    `out`, `resume` and `on_episode` as for `run_grid`; `export_turns` names a JSONL file for
+    the turn records. Episodes come back (and are written) in grid order.
+    """
+    settings = settings or Settings()
+    for name, value in (("concurrency", concurrency), ("group_size", group_size)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}: must be an int of at least 1, got {value!r}")
+    if resume and out is None:
+        raise ValueError("resume: needs an output file")
+    seats = scientist(), lab_manager()
+    grouped = group_size > 1
+    rollouts = [
+        _Rollout(position, cell, k if grouped else None, _rollout_id(cell, seats, k if grouped else None))
+        for position, cell in enumerate(grid.cells())
+        for k in range(group_size)
+    ]
+    with ExitStack() as stack:
+        resumed: list[EpisodeLog] = []
+        handle = None
+        if out is not None:
+            handle = open_log(Path(out), stack)
+            if resume:
+                ids = [r.episode_id for r in rollouts]
+                resumed = logged_episodes(Path(out), handle, ids, settings, unit=group_size)
+            else:
+                handle.truncate(0)
+        kept = {log.episode_id for log in resumed}
+        chat = any(isinstance(seat, ChatPolicy) for seat in seats)
+        files = _Files(
+            handle,
+            _sidecar(usage_path(out), kept, stack) if out is not None and chat else None,
+            _sidecar(Path(export_turns), kept, stack) if export_turns is not None else None,
+        )
+        collector = _Collector(group_size, len(resumed) // group_size, files, on_episode)
+        for log in resumed:
+            collector.add_resumed(log)
+
+        async def play(rollout: _Rollout) -> _Played:
+            pair = scientist(), lab_manager()
+            seed = rollout_seed(rollout.cell, rollout.rollout)
+            log = await play_rollout(rollout.cell, *pair, settings, seed, rollout.episode_id)
+            stats: dict[str, float] = {}
+            usage, turns = [], []
+            for seat in pair:
+                for key, value in policy_stats(seat).items():  # type: ignore[arg-type]
+                    stats[key] = stats.get(key, 0.0) + value
+                if isinstance(seat, ChatPolicy):
+                    usage.append(seat.usage(rollout.episode_id))
+                    turns.extend(seat.turns)
+            return _Played(log, stats, usage, turns)
+
+        async def play_all() -> None:
+            try:
+                await _play_all(rollouts[len(resumed) :], play, collector.add, concurrency)
+            finally:  # on the loop that opened them: the next run opens its own
+                for seat in seats:
+                    if isinstance(seat, ChatPolicy):
+                        await seat.backend.aclose()
+
+        asyncio.run(play_all())
+        return collector.result(len(resumed))
+
+
+def _rollout_id(cell: Cell, seats: tuple[Seat, Seat], rollout: int | None) -> str:
+    group = episode_id(cell, seats[0].name, seats[1].name)
+    return group if rollout is None else f"{group}/{rollout}"
+
+
+def _sidecar(path: Path, kept: set[str], stack: ExitStack) -> BinaryIO:
+    """`path` opened for appending, holding only its whole lines of the episodes in `kept`."""
+    handle = open_log(path, stack)
+    handle.seek(0)
+    lines = handle.read().splitlines(keepends=True)
+    keep = b"".join(line for line in lines if line.endswith(b"\n") and _episode_of(line) in kept)
+    handle.truncate(0)
+    handle.write(keep)
+    handle.flush()
+    return handle
+
+
+def _episode_of(line: bytes) -> object:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record.get("episode_id") if isinstance(record, dict) else None
+
+
+async def _play_all(
+    todo: list[_Rollout],
+    play: Callable[[_Rollout], Awaitable[_Played]],
+    done: Callable[[_Rollout, _Played], None],
+    concurrency: int,
+) -> None:
+    """Play `todo` with `concurrency` workers, each taking the next rollout when it is free."""
+    queue = iter(todo)
+
+    async def worker() -> None:
+        for rollout in queue:
+            done(rollout, await play(rollout))
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(todo)))]
+    try:
+        await asyncio.gather(*workers)
+    finally:  # a failure stops the others at once, leaving whole lines in the files
+        for task in workers:
+            task.cancel()
+
+
+class _Collector:
+    """Takes played rollouts in any order; completes groups; writes and reports in grid order."""
+
+    def __init__(
+        self,
+        group_size: int,
+        first: int,
+        files: _Files,
+        on_episode: Callable[[EpisodeDigest], None] | None,
+    ) -> None:
+        self.group_size = group_size
+        self.next = first  # the grid position written next
+        self.files = files
+        self.on_episode = on_episode
+        self.groups: dict[int, list[_Played | None]] = {}
+        self.ready: dict[int, list[_Played]] = {}
+        self.digests: list[EpisodeDigest] = []
+        self.episodes: list[EpisodeLog | str] = []
+        self.stats: dict[str, float] = {}
+        self.usage: list[EpisodeUsage] = []
+
+    def add_resumed(self, log: EpisodeLog) -> None:
+        self.digests.append(digest(log))
+        self.episodes.append(log)
+        if self.on_episode is not None:
+            self.on_episode(self.digests[-1])
+
+    def add(self, rollout: _Rollout, played: _Played) -> None:
+        group = self.groups.setdefault(rollout.position, [None] * self.group_size)
+        group[rollout.rollout or 0] = played
+        if all(p is not None for p in group):
+            del self.groups[rollout.position]
+            self.ready[rollout.position] = _with_advantages([p for p in group if p is not None])
+        while self.next in self.ready:
+            for played_ in self.ready.pop(self.next):
+                self._write(played_)
+            self.next += 1
+
+    def _write(self, played: _Played) -> None:
+        log, files = played.log, self.files
+        if files.turns is not None:
+            _write_lines(files.turns, [r.model_dump_json() for r in turn_records(log, played.turns)])
+        if files.usage is not None:
+            _write_lines(files.usage, [u.model_dump_json() for u in played.usage])
+        if files.log is not None:  # last: an episode in the log has its other lines written
+            _write_lines(files.log, [log.model_dump_json()])
+        self.digests.append(digest(log))
+        self.episodes.append(log)
+        self.usage.extend(played.usage)
+        for key, value in played.stats.items():
+            self.stats[key] = self.stats.get(key, 0.0) + value
+        if self.on_episode is not None:
+            self.on_episode(self.digests[-1])
+
+    def result(self, resumed: int) -> RolloutResult:
+        return RolloutResult(
+            digests=self.digests, stats=self.stats, resumed=resumed, _episodes=self.episodes, usage=self.usage
+        )
+
+
+def _with_advantages(group: list[_Played]) -> list[_Played]:
+    """The group's logs with their group id and advantage; a group of one is no group."""
+    if len(group) == 1:
+        return group
+    first = group[0].log.episode_id
+    group_id = first[: first.rfind("/")]
+    advantages = group_advantages([p.log.total_rewards[SCIENTIST] for p in group])
+    for played, advantage in zip(group, advantages, strict=True):
+        played.log = played.log.model_copy(update={"group_id": group_id, "advantage": advantage})
+    return group
+
+
+def _write_lines(handle: BinaryIO, lines: list[str]) -> None:
+    if lines:
+        handle.write("".join(line + "\n" for line in lines).encode("utf-8"))
+        handle.flush()

@@ -1,0 +1,159 @@
+"""`replicalab evaluate -s llm --base-url URL --model NAME` end to end against a loopback server:
+the table, the usage line and files, groups, export, resume, faults, and the options' checks."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
+
+from replicalab.baselines.cli import app
+from replicalab.models import EpisodeLog
+from tests.openai_stub import Reply, StubServer, fault, scripted_scientist, serve
+
+CELLS = ["-t", "math_reasoning", "-d", "easy", "--seeds", "2"]
+
+
+@pytest.fixture
+def stub() -> Iterator[StubServer]:
+    with serve() as server:
+        yield server
+
+
+def evaluate(stub: StubServer, *args: str) -> Any:
+    command = ["evaluate", *CELLS, "-s", "llm", "--base-url", stub.base_url, "--model", "stub", *args]
+    return CliRunner(env={"COLUMNS": "200"}).invoke(app, command)
+
+
+def test_a_served_model_plays_a_grid_from_the_command_line(stub: StubServer, tmp_path: Path) -> None:
+    out, turns = tmp_path / "llm.jsonl", tmp_path / "turns.jsonl"
+    result = evaluate(
+        stub, "--concurrency", "4", "--group-size", "3", "--temperature", "0.9", "--out", str(out),
+        "--export-turns", str(turns), "--extra-body", '{"top_k": 5}',
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "1 template × 1 difficulty × 2 seeds × 3 rollouts = 6 episodes" in result.stdout
+    assert "model usage: 12 calls, 0 retried requests, 132 prompt + 84 completion tokens" in result.stdout
+    assert f"logs: {out} (6 episodes, 0 resumed)" in result.stdout
+    assert f"usage: {tmp_path / 'llm.usage.jsonl'}" in result.stdout
+    logs = [EpisodeLog.model_validate_json(line) for line in out.read_bytes().splitlines()]
+    assert [log.episode_id for log in logs][:3] == [
+        f"math_reasoning-easy-0/llm/grounded/{k}" for k in range(3)
+    ]
+    assert all(log.group_id == "math_reasoning-easy-0/llm/grounded" for log in logs[:3])
+    assert len(turns.read_text().splitlines()) == 12
+    assert {(r["temperature"], r["top_k"]) for r in stub.requests} == {(0.9, 5)}
+    replayed = CliRunner().invoke(app, ["replay", str(out), "math_reasoning-easy-1/llm/grounded/2"])
+    assert replayed.exit_code == 0, replayed.output
+
+
+def rate_limited_then_down(request: dict[str, Any]) -> Reply:
+    """Every first call of a turn is rate limited once; round 2 is never answered."""
+    if "Round 2 of" in request["messages"][1]["content"]:
+        return fault(500, retry_after_s=0)
+    rate_limited_then_down.calls += 1  # type: ignore[attr-defined]
+    if rate_limited_then_down.calls % 2:  # type: ignore[attr-defined]
+        return fault(429, retry_after_s=0)
+    return scripted_scientist(request)
+
+
+def test_faults_are_counted_and_the_run_finishes(stub: StubServer, tmp_path: Path) -> None:
+    rate_limited_then_down.calls = 0  # type: ignore[attr-defined]
+    stub.script = rate_limited_then_down
+    out = tmp_path / "llm.jsonl"
+    result = evaluate(stub, "--http-retries", "1", "--max-rounds", "3", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "failed: llm_http_error 2" in result.stdout  # round 2 of each episode
+    assert "llm_generate_errors 2" in result.stdout
+    usage = [json.loads(line) for line in (tmp_path / "llm.usage.jsonl").read_text().splitlines()]
+    assert [u["failed_calls"] for u in usage] == [{"llm_http_error": 1}] * 2
+    assert all(u["retries"] == 3 for u in usage)  # two 429s and the 500's one retry
+    replayed = CliRunner().invoke(app, ["replay", str(out), "0"])
+    assert "refused: llm_http_error" in replayed.stdout
+
+
+def test_resume_finishes_a_run(stub: StubServer, tmp_path: Path) -> None:
+    out = tmp_path / "llm.jsonl"
+    assert evaluate(stub, "--group-size", "2", "--out", str(out)).exit_code == 0
+    clean = out.read_bytes()
+    out.write_bytes(clean[: len(clean) * 2 // 3])
+    result = evaluate(stub, "--group-size", "2", "--out", str(out), "--resume")
+    assert result.exit_code == 0, result.output
+    assert "(4 episodes, 2 resumed)" in result.stdout and out.read_bytes() == clean
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-s", "baseline", "--base-url", "http://x/v1", "--model", "m"], "apply to --scientist llm only"),
+        (["-s", "llm", "--base-url", "http://x/v1"], "--base-url and --model go together"),
+        (
+            ["-s", "llm", "--base-url", "x:8000", "--model", "m"],
+            "--base-url: Value error, must start with http://",
+        ),
+        (["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--generate-fn", "a:b"], "give one"),
+        (["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "-j", "2"], "--concurrency episodes"),
+        (["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--extra-body", "[1]"], "a JSON object"),
+        (
+            ["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--extra-body", "{"],
+            "--extra-body: not JSON",
+        ),
+        (
+            ["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--timeout", "0"],
+            "--timeout: Input should be greater than 0",
+        ),
+        (
+            ["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--top-p", "0"],
+            "--top-p: Input should be greater than 0",
+        ),
+        (["--concurrency", "8"], "--concurrency applies to a served model only"),
+        (["--group-size", "4"], "--group-size applies to a served model only"),
+        (["--export-turns", "t.jsonl"], "--export-turns applies to a served model only"),
+        (["--temperature", "0.5"], "--temperature applies to a served model only"),
+    ],
+)
+def test_options_that_cannot_work_are_refused_before_any_episode(args: list[str], message: str) -> None:
+    result = CliRunner(env={"COLUMNS": "300"}).invoke(app, ["evaluate", *CELLS, *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+
+
+def test_without_openai_the_cli_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)
+    result = CliRunner(env={"COLUMNS": "300"}).invoke(
+        app, ["evaluate", *CELLS, "-s", "llm", "--base-url", "http://localhost:8000/v1", "--model", "m"]
+    )
+    assert result.exit_code == 1
+    assert "pip install 'replicalab[llm]'" in result.output
+
+
+def test_the_readme_command_runs_against_a_served_model(
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## LLM agents\n") : readme.index("\n## Speed\n")]
+    (line,) = [line for line in section.splitlines() if line.startswith("replicalab evaluate")]
+    words = shlex.split(line.replace("http://localhost:8000/v1", stub.base_url))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*words[1:], *CELLS])  # a small grid
+    assert result.exit_code == 0, result.output
+    assert "2 seeds × 8 rollouts = 16 episodes" in result.stdout
+    assert len((tmp_path / "runs" / "qwen.turns.jsonl").read_text().splitlines()) == 32
+    assert len((tmp_path / "runs" / "qwen.usage.jsonl").read_text().splitlines()) == 16
+
+
+def test_an_export_file_is_not_overwritten_without_force(stub: StubServer, tmp_path: Path) -> None:
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text('{"episode_id": "x"}\n')
+    refused = evaluate(stub, "--export-turns", str(turns))
+    assert refused.exit_code == 1 and "--force overwrites it" in refused.output
+    assert evaluate(stub, "--export-turns", str(turns), "--force").exit_code == 0
+    assert len(turns.read_text().splitlines()) == 4
