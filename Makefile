@@ -10,7 +10,7 @@ READY := $(VENV)/ready
 PY_ID := $(shell $(PY) -c 'import sys; print(sys.base_prefix, sys.version.split()[0])' 2>/dev/null)
 
 .DELETE_ON_ERROR:
-.PHONY: evaluate test bench venv clean
+.PHONY: evaluate test bench venv extras clean
 
 # A venv built by another interpreter is rebuilt from scratch, never patched.
 ifneq ($(PY_ID),$(shell cat $(READY) 2>/dev/null))
@@ -26,6 +26,16 @@ $(READY): pyproject.toml
 	echo '$(PY_ID)' > $@
 
 venv: $(READY)
+
+# Every optional extra, which CI tests too (`make extras test`). torch's CPU build goes first: the
+# TRL extra asks for torch, and pip would otherwise fetch a CUDA build of several GB.
+EXTRAS := $(VENV)/extras
+$(EXTRAS): $(READY)
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl]'
+	touch $@
+
+extras: $(EXTRAS)
 
 evaluate: $(READY)
 	$(BIN)/replicalab evaluate

@@ -1,0 +1,55 @@
+"""ReplicaLab as a verifiers multi-turn environment, evaluated through an OpenAI-compatible client.
+
+Each rollout is one episode: the model plays the Scientist, the grounded Lab Manager answers, and
+the rubric pays the Scientist's return. The "server" is an in-process stand-in (an httpx
+transport with a scripted model) so the example runs offline; point `AsyncOpenAI(base_url=...)`
+at vLLM, Ollama or any OpenAI-compatible server instead.
+Run: pip install -e '.[verifiers]' && python examples/06_verifiers_env.py
+"""
+
+import json
+
+import httpx
+import openai
+import verifiers as vf
+
+from replicalab.envs.verifiers_env import load_environment
+
+PLAN = {
+    "action_type": "propose_protocol",
+    "sample_size": 12,
+    "duration_days": 3,
+    "technique": "independent re-run of the published method",
+    "controls": ["baseline comparison", "second-referee code audit"],
+    "rationale": "Smallest plan that still tests the claim.",
+}
+
+
+def scripted_model(request: httpx.Request) -> httpx.Response:
+    """Proposes PLAN, and accepts once the Lab Manager agrees to it or to a passing revision."""
+    body = json.loads(request.content)
+    latest = body["messages"][-1]["content"]
+    agreed = "lab_manager (accept)" in latest or "The revised plan passes every check." in latest
+    text = json.dumps({"action_type": "accept"} if agreed else PLAN)
+    choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+    reply = {
+        "id": "1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body["model"],
+        "choices": [choice],
+    }
+    return httpx.Response(200, json=reply)
+
+
+env = load_environment("train", templates=["math_reasoning"], num_seeds=2, max_rounds=4)
+http = httpx.AsyncClient(transport=httpx.MockTransport(scripted_model))
+model = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="unused", http_client=http)
+results = env.evaluate_sync(client=vf.OpenAIChatCompletionsClient(model), model="scripted", num_examples=6)
+for output in results["outputs"]:
+    metrics = output["metrics"]
+    print(
+        f"{output['info']['scenario_id']}: {metrics['num_turns']:.0f} turns, "
+        f"return {output['reward']:+.2f}, judge score {metrics['judge_score']:.2f}"
+    )
+print(f"mean reward {sum(o['reward'] for o in results['outputs']) / len(results['outputs']):+.2f}")
