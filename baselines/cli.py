@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, NamedTuple, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -47,7 +47,7 @@ from replicalab.agents import MAX_PROMPT_CHARS, GenerateFn
 from replicalab.baselines import llm_cli, report
 from replicalab.baselines.metrics import EpisodeDigest, summarize
 from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMScientist
+from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMLabManager, LLMScientist
 from replicalab.baselines.rollouts import RolloutResult, SeatFactory, run_rollouts, usage_path
 from replicalab.baselines.runner import Grid, PolicyFactory, RunResult, Settings, run_grid
 from replicalab.episode import MIN_ROUNDS
@@ -187,20 +187,71 @@ def _scientists(names: list[str], generate_fn: str | None, option: str) -> dict[
     return factories
 
 
-def _served_scientist(
-    scientist: str, generate_fn: str | None, jobs: int, chat: llm_cli.ChatOptions
-) -> SeatFactory:
-    """The `--base-url` Scientist; the options that cannot go with it are refused."""
-    if scientist != "llm":
-        raise _Problem("--base-url and --model apply to --scientist llm only", _USAGE)
+LAB_MANAGERS = ("grounded", "llm")
+"""The Lab Manager seats `evaluate --lab-manager` offers."""
+
+
+class _Seats(NamedTuple):
+    scientist: SeatFactory
+    lab_manager: SeatFactory
+    served: bool  # a seat awaits a served model: the episodes run as concurrent rollouts
+
+
+def _seats(
+    scientist: str,
+    lab_manager: str,
+    generate_fn: str | None,
+    jobs: int,
+    chat: llm_cli.ChatOptions,
+    lab_manager_model: str | None,
+) -> _Seats:
+    """Both seats of `evaluate`. An `llm` seat plays a served model (`--base-url`, `--model`)
+    or the `--generate-fn` model, never both; the options of a route that no seat takes are
+    refused, naming the option."""
+    if lab_manager not in LAB_MANAGERS:
+        raise _Problem(
+            f"lab_manager: unknown policy {lab_manager!r}; valid: {', '.join(LAB_MANAGERS)}", _USAGE
+        )
+    llm_seats = [
+        seat for seat, name in (("--scientist", scientist), ("--lab-manager", lab_manager)) if name == "llm"
+    ]
+    served = chat.base_url is not None or chat.model is not None
+    if lab_manager_model is not None and not (served and lab_manager == "llm"):
+        raise _Problem("--lab-manager-model applies to --lab-manager llm with --base-url", _USAGE)
+    if not served:
+        if llm_seats and generate_fn is None:
+            raise _Problem(
+                f"{llm_seats[0]} llm needs --generate-fn MODULE:ATTR or --base-url URL --model NAME", _USAGE
+            )
+        if generate_fn is not None and not llm_seats:
+            raise _Problem("--generate-fn applies to --scientist llm or --lab-manager llm only", _USAGE)
+        policy = _scientists([scientist], generate_fn if scientist == "llm" else None, "--scientist")[
+            scientist
+        ]
+        lab_seat: PolicyFactory = GroundedLabManager
+        if lab_manager == "llm" and generate_fn is not None:
+            lab_seat = functools.partial(LLMLabManager, _load_generate_fn(generate_fn))
+        return _Seats(policy, lab_seat, served=False)
+    if not llm_seats:
+        raise _Problem("--base-url and --model apply to --scientist llm or --lab-manager llm", _USAGE)
     if generate_fn is not None:
         raise _Problem("--generate-fn and --base-url are two routes to a model: give one", _USAGE)
     if jobs > 1:
         raise _Problem("--jobs runs processes; a served model runs --concurrency episodes in one", _USAGE)
+    sci: SeatFactory
+    lab: SeatFactory
     try:
-        return llm_cli.chat_scientist(chat)
+        sci = (
+            llm_cli.chat_scientist(chat)
+            if scientist == "llm"
+            else _scientists([scientist], None, "--scientist")[scientist]
+        )
+        lab = (
+            llm_cli.chat_lab_manager(chat, lab_manager_model) if lab_manager == "llm" else GroundedLabManager
+        )
     except ImportError as exc:
         raise _Problem(str(exc), 1) from None
+    return _Seats(sci, lab, served=True)
 
 
 def _register_templates(paths: list[Path] | None) -> None:
@@ -352,8 +403,15 @@ def evaluate(
     concurrency: llm_cli.ConcurrencyOpt = 1,
     group_size: llm_cli.GroupSizeOpt = 1,
     export_turns: llm_cli.ExportTurnsOpt = None,
+    lab_manager: Annotated[
+        str, typer.Option("--lab-manager", "-l", help="grounded | llm (a model as the Lab Manager).")
+    ] = "grounded",
+    lab_manager_model: Annotated[
+        str | None,
+        typer.Option(help="The llm Lab Manager's model on the same server (default: --model)."),
+    ] = None,
 ) -> None:
-    """Play a Scientist against the grounded Lab Manager over a grid; print the results table."""
+    """Play a Scientist against a Lab Manager over a grid; print the results table."""
     chat = llm_cli.ChatOptions(
         base_url,
         model,
@@ -365,17 +423,12 @@ def evaluate(
         http_retries=http_retries,
         prompt_chars=prompt_chars,
     )
-    served = base_url is not None or model is not None
     with _user_errors(_USAGE):
         _register_templates(template_files)
         grid = _grid(templates, difficulties, seeds, first_seed)
-        factory: SeatFactory
-        policy: PolicyFactory | None = None  # a Scientist the process-parallel runner can play
-        if served:
-            factory = _served_scientist(scientist, generate_fn, jobs, chat)
-        else:
+        seats = _seats(scientist, lab_manager, generate_fn, jobs, chat, lab_manager_model)
+        if not seats.served:
             llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
-            factory = policy = _scientists([scientist], generate_fn, "--scientist")[scientist]
         settings = Settings(reward_config=_reward_config(reward_config), max_rounds=max_rounds)
         if resume and out is None:
             raise _Problem("--resume needs --out", _USAGE)
@@ -395,10 +448,11 @@ def evaluate(
             _progress(episodes + cells * with_oracle, "episodes") as advance,
         ):
             result: RunResult
-            if policy is None:
+            if seats.served:
                 result = run_rollouts(
                     grid,
-                    factory,
+                    seats.scientist,
+                    seats.lab_manager,
                     settings=settings,
                     concurrency=concurrency,
                     group_size=group_size,
@@ -409,7 +463,14 @@ def evaluate(
                 )
             else:
                 result = run_grid(
-                    grid, policy, settings=settings, jobs=jobs, out=out, resume=resume, on_episode=advance
+                    grid,
+                    seats.scientist,  # type: ignore[arg-type]  # not served: both seats are Policies
+                    seats.lab_manager,  # type: ignore[arg-type]
+                    settings=settings,
+                    jobs=jobs,
+                    out=out,
+                    resume=resume,
+                    on_episode=advance,
                 )
             reference = result.digests if scientist == "oracle" else None
             if with_oracle:
@@ -421,7 +482,7 @@ def evaluate(
         _fail(f"interrupted{hint}", 130)
     elapsed = time.perf_counter() - started
     title = (
-        f"{factory().name} vs {GroundedLabManager.name} · reward {settings.reward_config.name}\n"
+        f"{seats.scientist().name} vs {seats.lab_manager().name} · reward {settings.reward_config.name}\n"
         f"{_count(len(grid.templates), 'template')} × {_count(len(grid.difficulties), 'difficulty')} × "
         f"{_count(len(grid.seeds), 'seed')}"
         + (f" × {_count(group_size, 'rollout')}" if group_size > 1 else "")

@@ -1,4 +1,4 @@
-"""The command line's chat-model options: a served model as the Scientist, many episodes at once.
+"""The command line's chat-model options: a served model in either seat, many episodes at once.
 
     replicalab evaluate -s llm --base-url http://localhost:8000/v1 --model Qwen/Qwen2.5-7B-Instruct \\
         --temperature 0.8 --concurrency 64 --group-size 8 --out runs/grpo.jsonl --export-turns runs/turns.jsonl
@@ -21,14 +21,16 @@ from rich.text import Text
 
 from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
 from replicalab.baselines.llm_backend import BackendConfig, ChatBackend
-from replicalab.baselines.llm_policy import ChatPolicy, EpisodeUsage, ScientistRole
+from replicalab.baselines.llm_policy import ChatPolicy, EpisodeUsage, LabManagerRole, ScientistRole
 from replicalab.baselines.rollouts import SeatFactory
 
-__all__ = ["ChatOptions", "chat_scientist", "check_served_only", "usage_line"]
+__all__ = ["ChatOptions", "chat_lab_manager", "chat_scientist", "check_served_only", "usage_line"]
 
 BaseUrlOpt = Annotated[
     str | None,
-    typer.Option(help="An OpenAI-compatible server's API root (e.g. http://localhost:8000/v1), for -s llm."),
+    typer.Option(
+        help="An OpenAI-compatible server's API root (e.g. http://localhost:8000/v1), for an llm seat."
+    ),
 ]
 ModelOpt = Annotated[str | None, typer.Option(help="The served model's name (with --base-url).")]
 TemperatureOpt = Annotated[float | None, typer.Option(min=0.0, max=2.0, help="Sampling temperature.")]
@@ -136,6 +138,16 @@ def chat_scientist(options: ChatOptions) -> SeatFactory:
     """A factory of `ChatPolicy` Scientists sharing one backend (an ImportError without openai)."""
     backend = ChatBackend(options.config())
     return functools.partial(ChatPolicy, ScientistRole(), backend, prompt_chars=options.prompt_chars)
+
+
+def chat_lab_manager(options: ChatOptions, model: str | None = None) -> SeatFactory:
+    """A factory of `ChatPolicy` Lab Managers sharing one backend, on `model` of the same server
+    when given (default: the options' model)."""
+    config = options.config()
+    if model is not None:
+        config = config.model_copy(update={"model": model})
+    backend = ChatBackend(config)
+    return functools.partial(ChatPolicy, LabManagerRole(), backend, prompt_chars=options.prompt_chars)
 
 
 def usage_line(usage: Sequence[EpisodeUsage]) -> Text:

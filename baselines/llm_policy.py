@@ -3,7 +3,7 @@
 `ChatPolicy` is the same for every seat; a `ChatRole` says what is particular to one: its system
 prompt, its user message for the current turn, and its turn (the prompt → parse → retry loop,
 written against a blocking `GenerateFn`). `ScientistRole` is the Scientist's, built from
-`replicalab.agents`; a Lab Manager role fills the same three slots.
+`replicalab.agents`; `LabManagerRole` fills the same three slots for the Lab Manager.
 
 The turn is the agents' own synchronous loop, not an async copy of it: `ChatPolicy` replays it.
 The turn runs with a `GenerateFn` that answers from the replies received so far and raises
@@ -36,13 +36,26 @@ from replicalab.agents import (
     call_scientist_with_retry,
     format_scientist_observation,
 )
+from replicalab.agents.lab_manager_prompts import (
+    build_lab_manager_system_prompt,
+    call_lab_manager_with_retry,
+    format_lab_manager_observation,
+)
 from replicalab.baselines.llm_backend import Completion, LLMCallError
 from replicalab.baselines.policies import Move
-from replicalab.episode import SCIENTIST, ActionError, Episode
+from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode
 from replicalab.models import Contract
 from replicalab.scenarios import NormalizedScenarioPack
 
-__all__ = ["ChatCompleter", "ChatPolicy", "ChatRole", "EpisodeUsage", "LLMTurn", "ScientistRole"]
+__all__ = [
+    "ChatCompleter",
+    "ChatPolicy",
+    "ChatRole",
+    "EpisodeUsage",
+    "LLMTurn",
+    "LabManagerRole",
+    "ScientistRole",
+]
 
 
 _MAX_SEED = 2**31
@@ -96,6 +109,30 @@ class ScientistRole:
     def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
         try:
             return call_scientist_with_retry(generate, system_prompt, user_message, self.max_retries).action
+        except ScientistOutputParseError as error:
+            return error.raw_text
+
+
+class LabManagerRole:
+    """The Lab Manager's prompts (shown the grounded check each turn) and its retry loop
+    (`call_lab_manager_with_retry`)."""
+
+    agent = LAB_MANAGER
+
+    def __init__(self, max_retries: int = 2) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
+        self.max_retries = max_retries
+
+    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        return build_lab_manager_system_prompt(scenario)
+
+    def user_message(self, episode: Episode, max_chars: int) -> str:
+        return format_lab_manager_observation(episode.lab_manager_observation(), max_chars)
+
+    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        try:
+            return call_lab_manager_with_retry(generate, system_prompt, user_message, self.max_retries).action
         except ScientistOutputParseError as error:
             return error.raw_text
 

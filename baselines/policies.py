@@ -26,7 +26,8 @@ from replicalab.agents import (
     call_scientist_with_retry,
 )
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.agents.scientist_policy import GenerateFn
+from replicalab.agents.lab_manager_prompts import build_lab_manager_system_prompt, call_lab_manager_with_retry
+from replicalab.agents.retry import GenerateFn, RetryMetadata
 from replicalab.baselines.oracle import OracleScientist
 from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
 from replicalab.models import LabManagerAction, ScientistAction, ScientistActionType
@@ -157,12 +158,12 @@ class _GenerateFailed(Exception):
         self.message = message.encode("utf-8", "backslashreplace").decode("utf-8")[:_MAX_ERROR_CHARS]
 
 
-class LLMScientist:
-    """A language model as the Scientist, through the prompt → parse → retry loop.
+class _LLMSeat:
+    """A language model in one seat, through the prompt → parse → retry loop.
 
-    Each turn calls `call_scientist_with_retry` with the scenario's system prompt. When every
-    retry fails, the last raw text goes to the episode unchanged, so the episode records the
-    parser's error code and the turn is consumed (and penalised) like any malformed move.
+    Each turn asks the model with the scenario's system prompt and the seat's observation. When
+    every retry fails, the last raw text goes to the episode unchanged, so the episode records
+    the parser's error code and the turn is consumed (and penalised) like any malformed move.
     A model that raises, or answers with something other than a string, loses the turn the same
     way under the code `generate_error` (with the exception's type and message), without a
     retry: a parse error is the model's to correct, a failed call is not. Either way the run
@@ -198,15 +199,10 @@ class LLMScientist:
     def act(self, episode: Episode) -> Move:
         if episode.scenario is not self._scenario:
             self._scenario = episode.scenario
-            self._system_prompt = build_scientist_system_prompt(episode.scenario)
+            self._system_prompt = self._build_system_prompt(episode.scenario)
         calls_before = self.calls
         try:
-            result = call_scientist_with_retry(
-                self._generate,
-                self._system_prompt,
-                episode.scientist_observation(),
-                max_retries=self.max_retries,
-            )
+            action, metadata = self._call(episode)
         except ScientistOutputParseError as error:
             self.retries += self.max_retries
             self.parse_failures += 1
@@ -215,8 +211,15 @@ class LLMScientist:
             self.retries += self.calls - calls_before - 1
             self.generate_errors += 1
             return ActionError(code="generate_error", message=failed.message)
-        self.retries += result.metadata.retry_count
-        return result.action
+        self.retries += metadata.retry_count
+        return action
+
+    def _build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        raise NotImplementedError
+
+    def _call(self, episode: Episode) -> tuple[ScientistAction | LabManagerAction, RetryMetadata]:
+        """The seat's parsed move and how the call went (raises as `act` expects)."""
+        raise NotImplementedError
 
     def _generate(self, messages: list[dict[str, str]]) -> str:
         """One model call; a failure of the model's own becomes `_GenerateFailed`."""
@@ -228,6 +231,33 @@ class LLMScientist:
         if not isinstance(text, str):
             raise _GenerateFailed(f"generate_fn returned {type(text).__name__}, not str")
         return text
+
+
+class LLMScientist(_LLMSeat):
+    """A language model as the Scientist (`call_scientist_with_retry`); see `_LLMSeat`."""
+
+    def _build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        return build_scientist_system_prompt(scenario)
+
+    def _call(self, episode: Episode) -> tuple[ScientistAction, RetryMetadata]:
+        result = call_scientist_with_retry(
+            self._generate, self._system_prompt, episode.scientist_observation(), self.max_retries
+        )
+        return result.action, result.metadata
+
+
+class LLMLabManager(_LLMSeat):
+    """A language model as the Lab Manager (`call_lab_manager_with_retry`), shown the grounded
+    check every turn; see `_LLMSeat`."""
+
+    def _build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        return build_lab_manager_system_prompt(scenario)
+
+    def _call(self, episode: Episode) -> tuple[LabManagerAction, RetryMetadata]:
+        result = call_lab_manager_with_retry(
+            self._generate, self._system_prompt, episode.lab_manager_observation(), self.max_retries
+        )
+        return result.action, result.metadata
 
 
 SCIENTISTS: dict[str, Callable[[], Policy]] = {

@@ -37,6 +37,7 @@ PROPOSAL = json.dumps(
     }
 )
 ACCEPT = json.dumps({"action_type": "accept"})
+FLAGS = ("protocol_ok", "budget_ok", "equipment_ok", "reagents_ok", "schedule_ok", "staff_ok", "policy_ok")
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,32 @@ def scripted_scientist(request: dict[str, Any], latency_s: float = 0.0) -> Reply
     an episode against the grounded Lab Manager."""
     text = PROPOSAL if "No protocol has been proposed yet" in last_user_message(request) else ACCEPT
     return completion(text, delay_s=latency_s)
+
+
+def scripted_lab_manager(request: dict[str, Any]) -> Reply:
+    """A Lab Manager that reads the grounded check from its user message and reports it: every
+    flag as the check states it, accepting a feasible plan; nothing on the table, every flag
+    false."""
+    flags = dict.fromkeys(FLAGS, False)
+    for line in last_user_message(request).splitlines():
+        name, _, verdict = line.removeprefix("- ").partition(": ")
+        if name in flags:
+            flags[name] = verdict == "true"
+    feasible = all(flags.values())
+    answer = {
+        "action_type": "accept" if feasible else "report_feasibility",
+        "feasible": feasible,
+        **flags,
+        "explanation": "as the check says",
+    }
+    return completion(json.dumps(answer))
+
+
+def scripted_table(request: dict[str, Any]) -> Reply:
+    """Both seats, told apart by their system prompts: `scripted_scientist`, `scripted_lab_manager`."""
+    if request["messages"][0]["content"].startswith("You are the Lab Manager"):
+        return scripted_lab_manager(request)
+    return scripted_scientist(request)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -93,7 +93,10 @@ def test_resume_finishes_a_run(stub: StubServer, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-s", "baseline", "--base-url", "http://x/v1", "--model", "m"], "apply to --scientist llm only"),
+        (
+            ["-s", "baseline", "--base-url", "http://x/v1", "--model", "m"],
+            "apply to --scientist llm or --lab-manager llm",
+        ),
         (["-s", "llm", "--base-url", "http://x/v1"], "--base-url and --model go together"),
         (
             ["-s", "llm", "--base-url", "x:8000", "--model", "m"],

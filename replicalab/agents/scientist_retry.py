@@ -1,31 +1,15 @@
-"""The LLM Scientist's call: ask the injected model, parse, and feed parse errors back.
-
-The model is injected as a `GenerateFn`, so this module makes no calls of its own. Each failed
-parse is answered with a correction naming what went wrong (no JSON, malformed JSON, or the
-fields that broke the contract), up to `max_retries` times.
+"""The LLM Scientist's call: ask the injected model, parse, and feed parse errors back
+(`replicalab.agents.retry` with the Scientist's parser and schema reminder).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from pydantic import Field
-
+from replicalab.agents.retry import GenerateFn, RetryMetadata, call_with_retry
 from replicalab.agents.scientist_prompts import SCHEMA_REMINDER, format_scientist_observation
 from replicalab.models import Contract, ScientistAction, ScientistObservation
-from replicalab.parsing import ScientistOutputParseError, parse_scientist_output
+from replicalab.parsing import parse_scientist_output
 
-GenerateFn = Callable[[list[dict[str, str]]], str]
-"""The injected model: chat messages ({"role", "content"} dicts) in, raw completion text out."""
-
-
-class RetryMetadata(Contract):
-    """How a call went: how many model calls it took and why the last failed one failed."""
-
-    attempt_count: int = Field(ge=1)  # model calls made; 1 = success on the first try
-    retry_count: int = Field(ge=0)  # attempt_count - 1
-    last_error_code: str | None = None  # code of the latest failed attempt, None if none failed
-    last_error_message: str | None = None
+__all__ = ["GenerateFn", "RetryMetadata", "ScientistCallResult", "call_scientist_with_retry"]
 
 
 class ScientistCallResult(Contract):
@@ -46,41 +30,14 @@ def call_scientist_with_retry(
     `observation` may already be formatted. After the last failed attempt the last
     `ScientistOutputParseError` is raised; a `generate_fn` that returns a non-str raises TypeError.
     """
-    if max_retries < 0:
-        raise ValueError(f"max_retries must be >= 0, got {max_retries}")
     user = observation if isinstance(observation, str) else format_scientist_observation(observation)
-    messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user}]
-    last_error: ScientistOutputParseError | None = None
-    attempts = max_retries + 1
-    for attempt in range(1, attempts + 1):
-        raw_text = generate_fn([dict(message) for message in messages])
-        try:
-            action = parse_scientist_output(raw_text)
-        except ScientistOutputParseError as error:
-            last_error = error
-            if attempt < attempts:
-                messages.append({"role": "assistant", "content": raw_text})
-                messages.append({"role": "user", "content": _build_correction_prompt(error)})
-            continue
-        metadata = RetryMetadata(
-            attempt_count=attempt,
-            retry_count=attempt - 1,
-            last_error_code=None if last_error is None else last_error.code,
-            last_error_message=None if last_error is None else last_error.message,
-        )
-        return ScientistCallResult(action=action, metadata=metadata)
-    assert last_error is not None  # the loop runs at least once and returns on success
-    raise last_error
-
-
-def _build_correction_prompt(error: ScientistOutputParseError) -> str:
-    if error.code == "no_json":
-        head = "Your previous response did not contain a JSON object."
-    elif error.code == "invalid_json":
-        head = f"Your previous response contained malformed JSON: {error.message}."
-    else:
-        head = (
-            "Your previous response was JSON but failed ScientistAction validation: "
-            f"{error.message}. Fix the validation error."
-        )
-    return f"{head} Respond with exactly one JSON object and nothing else.\n{SCHEMA_REMINDER}"
+    action, metadata = call_with_retry(
+        generate_fn,
+        system_prompt,
+        user,
+        parse_scientist_output,
+        action_name="ScientistAction",
+        schema_reminder=SCHEMA_REMINDER,
+        max_retries=max_retries,
+    )
+    return ScientistCallResult(action=action, metadata=metadata)
