@@ -1,5 +1,5 @@
 """LLM rollouts: episodes/s against a served model with 100 ms per call, the env's own cost per
-model turn, and the size of the Scientist's prompt round by round.
+model turn, and the size of both agents' prompts round by round.
 
 - **Throughput.** `tests.openai_stub` serves the scripted Scientist (propose, then accept: two
   calls an episode) in a subprocess, each reply after `--latency` seconds; the client, pinned
@@ -33,9 +33,12 @@ from typing import NamedTuple
 from benchmarks.bench_scenarios import pin_to_one_core
 from replicalab.agents import (
     build_baseline_scientist_action,
+    build_lab_manager_system_prompt,
     build_scientist_system_prompt,
+    format_lab_manager_observation,
     format_scientist_observation,
 )
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.llm_backend import BackendConfig, ChatBackend, Completion
 from replicalab.baselines.llm_policy import ChatPolicy, ScientistRole
 from replicalab.baselines.rollouts import run_rollouts
@@ -120,20 +123,29 @@ def _never_accepts(observation: object) -> ScientistAction:
 
 
 def prompt_sizes(seeds: int = 20, max_rounds: int = 6) -> dict[str, list[int]]:
-    """Characters of the system prompt and of each round's user message, over the grid."""
-    sizes: dict[str, list[int]] = {"system": []}
+    """Characters of each agent's system prompt and of its user message round by round, over
+    the grid, the Lab Manager's answers being the grounded ones."""
+    sizes: dict[str, list[int]] = {"Scientist: system prompt": [], "Lab Manager: system prompt": []}
     for cell in Grid.of(seeds=seeds).cells():
         episode = start_episode(cell, Settings(max_rounds=max_rounds))
-        sizes["system"].append(len(build_scientist_system_prompt(episode.scenario)))
+        sizes["Scientist: system prompt"].append(len(build_scientist_system_prompt(episode.scenario)))
+        sizes["Lab Manager: system prompt"].append(len(build_lab_manager_system_prompt(episode.scenario)))
         while not episode.done:
             if episode.agent_selection == SCIENTIST:
                 observation = episode.scientist_observation()
                 user = format_scientist_observation(observation)
-                sizes.setdefault(f"round {observation.round_number}", []).append(len(user))
+                sizes.setdefault(f"Scientist: round {observation.round_number}", []).append(len(user))
                 episode.step(_never_accepts(observation))
             else:
-                episode.step(episode.grounded_lab_response())
-    return sizes
+                lab = episode.lab_manager_observation()
+                user = format_lab_manager_observation(lab)
+                sizes.setdefault(f"Lab Manager: round {lab.round_number}", []).append(len(user))
+                episode.step(grounded_lab_response(episode))
+    return dict(
+        sorted(
+            sizes.items(), key=lambda item: (not item[0].startswith("Scientist"), "round" in item[0], item[0])
+        )
+    )
 
 
 def main() -> None:
