@@ -32,8 +32,7 @@ from replicalab.models import (
     ScientistActionType,
 )
 from replicalab.rewards import RewardConfig, judge_reward
-from replicalab.scenarios import NormalizedScenarioPack, get_template
-from replicalab.scenarios.types import PaperCase
+from replicalab.scenarios import NormalizedScenarioPack
 from replicalab.text import words
 
 _MAX_WORDS = {"technique": 16, "control": 12, "rationale": 60}  # the judge's word budgets
@@ -53,14 +52,6 @@ def _clip(text: str, limit: int) -> str:
     return " ".join(kept).rstrip(",;:")
 
 
-def _case(scenario: NormalizedScenarioPack) -> PaperCase | None:
-    try:
-        cases = get_template(scenario.template).cases
-    except ValueError:  # a pack loaded from a file whose template is not registered
-        return None
-    return next((case for case in cases if case.case_id == scenario.case_id), None)
-
-
 def _items(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]]:
     """(equipment, reagents): each essential item, or its first available substitute."""
     chosen: dict[str, list[str]] = {"equipment": [], "reagent": []}
@@ -78,11 +69,11 @@ def _items(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]]:
 
 
 def _controls(facts: CaseFacts, extras: list[str]) -> list[str]:
-    """The required reviews, then `extras`, up to the lab's minimum number of controls."""
+    """The required reviews, then every one of `extras`, then fillers up to the lab's minimum."""
     controls: list[str] = []
     for text in (*facts.reviews, *extras, *_FILLER_CONTROLS):
         clipped = _clip(text, _MAX_WORDS["control"])
-        if len(controls) >= max(facts.min_controls, len(facts.reviews)):
+        if len(controls) >= len(facts.reviews) + len(extras) and len(controls) >= facts.min_controls:
             break
         if clipped and clipped not in controls:
             controls.append(clipped)
@@ -90,17 +81,17 @@ def _controls(facts: CaseFacts, extras: list[str]) -> list[str]:
 
 
 def _texts(scenario: NormalizedScenarioPack, facts: CaseFacts) -> list[tuple[str, list[str], str]]:
-    """Candidate (technique, controls, rationale) triples, most conventional first."""
+    """Candidate (technique, controls, rationale) triples, most faithful first."""
     reference = scenario.hidden_reference_spec
-    case = _case(scenario)
-    techniques = [case.technique] if case is not None else []
+    techniques = [reference.technique] if reference.technique else []
     techniques += [
         _clip(reference.summary, _MAX_WORDS["technique"]),
         _clip(scenario.paper.method, _MAX_WORDS["technique"]),
     ]
-    control_sets = [_controls(facts, list(reference.required_elements))]
-    if case is not None:
-        control_sets.insert(0, _controls(facts, list(case.suggested_controls)))
+    control_sets = [
+        _controls(facts, list(reference.original_controls)),
+        _controls(facts, list(reference.required_elements)),
+    ]
     rationale = _clip(
         "Reproduces the reference setup: " + "; ".join(reference.required_elements) + ".",
         _MAX_WORDS["rationale"],

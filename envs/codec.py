@@ -62,13 +62,14 @@ from replicalab.episode import (
 )
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
+    Candidates,
     ItemKind,
     LabManagerAction,
     LabManagerActionType,
     ScientistAction,
     ScientistActionType,
 )
-from replicalab.scenarios import NormalizedScenarioPack, get_template
+from replicalab.scenarios import NormalizedScenarioPack
 
 STRUCTURED_RATIONALE = "Plan chosen by a structured policy."
 GENERIC_CONTROLS = (
@@ -82,23 +83,18 @@ _OFFSETS = np.concatenate([[0], np.cumsum(SCIENTIST_NVEC)[:-1]])  # each compone
 
 
 class Vocabulary:
-    """The names a structured Scientist's technique and control slots stand for.
+    """The names a structured Scientist's technique and control slots stand for in one pack.
 
-    Techniques: those of the template's cases. Controls: the cases' required reviews, then the
-    pack's own, the cases' suggested controls and `GENERIC_CONTROLS`. Each name once, in that
-    order, as many as there are slots. A pack of a template that is not registered gets
-    `GENERIC_TECHNIQUE` and its own reviews with the generic controls.
+    Read off the public brief only: techniques are the pack's candidate techniques, then
+    `GENERIC_TECHNIQUE`; controls are the pack's required reviews, its candidate controls, then
+    `GENERIC_CONTROLS`. Each name once, in that order, as many as there are slots. So a slot's
+    meaning changes from pack to pack, as the paper does, and the observation says which slots
+    the paper's method affirms.
     """
 
-    def __init__(self, template: str, pack_reviews: Sequence[str] = ()) -> None:
-        try:
-            cases = get_template(template).cases
-        except ValueError:
-            cases = []
-        techniques = [case.technique for case in cases] or [GENERIC_TECHNIQUE]
-        self.reviews = frozenset(case.required_review for case in cases)
-        suggested = [control for case in cases for control in case.suggested_controls]
-        controls = [*(case.required_review for case in cases), *pack_reviews, *suggested, *GENERIC_CONTROLS]
+    def __init__(self, candidates: Candidates, reviews: Sequence[str] = ()) -> None:
+        techniques = [*candidates.techniques, GENERIC_TECHNIQUE]
+        controls = [*reviews, *candidates.controls, *GENERIC_CONTROLS]
         self.techniques = list(dict.fromkeys(techniques))[:MAX_TECHNIQUES]
         self.controls = list(dict.fromkeys(controls))[:MAX_CONTROLS]
         self.technique_index = {name: i for i, name in enumerate(self.techniques)}
@@ -106,23 +102,7 @@ class Vocabulary:
 
     @classmethod
     def of(cls, scenario: NormalizedScenarioPack) -> Vocabulary:
-        return cls(scenario.template, scenario.terms.get("required_review", ()))
-
-
-class Vocabularies:
-    """The vocabularies of the templates registered when an env is built, read once: a pack
-    whose required reviews are all its template's shares its template's vocabulary (as every
-    generated pack does). Any other pack's is read from the registry when it is met."""
-
-    def __init__(self, templates: Sequence[str]) -> None:
-        self._of_template = {name: Vocabulary(name) for name in templates}
-
-    def of(self, scenario: NormalizedScenarioPack) -> Vocabulary:
-        vocabulary = self._of_template.get(scenario.template)
-        reviews = scenario.terms.get("required_review", ())
-        if vocabulary is not None and vocabulary.reviews.issuperset(reviews):
-            return vocabulary
-        return Vocabulary(scenario.template, reviews)
+        return cls(scenario.candidates, scenario.terms.get("required_review", ()))
 
 
 def _whole_numbers(element: object, size: int) -> np.ndarray | None:

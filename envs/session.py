@@ -144,7 +144,6 @@ class Session:
         self.action_mode = action_mode
         # The registry as it stands now fixes the template one-hot and the structured vocabularies.
         self.layouts = Layouts.of(template_names())
-        self.vocabularies = codec.Vocabularies(self.layouts.templates)
         self.action_spaces: dict[str, spaces.Space[Any]] = {
             SCIENTIST: scientist_action_space(action_mode),
             LAB_MANAGER: lab_manager_action_space(),
@@ -179,7 +178,7 @@ class Session:
             reward_config=self.reward_config,
             step_cap=self.step_cap,
         )
-        self.scientist_codec = codec.ScientistCodec(pack, self.vocabularies.of(pack))
+        self.scientist_codec = codec.ScientistCodec(pack)
         self.observer = Observer(self.layouts, self.scientist_codec)
         self.system_prompt = build_scientist_system_prompt(pack) if self.action_mode == "text" else ""
         return self.episode

@@ -371,6 +371,17 @@ class Paper(Contract):
     hypothesis: NonEmptyStr
     method: NonEmptyStr
     key_finding: NonEmptyStr
+    reported_sample_size: int | None = Field(default=None, ge=1, le=MAX_SAMPLE_SIZE)  # the n the finding states
+
+
+class Candidates(Contract):
+    """The choices a paper's study could have made, as the public brief lists them: technique
+    variants, method elements and controls, with plausible distractors. The paper's text says
+    which ones it ran; the structured action space offers exactly these."""
+
+    techniques: list[NonEmptyStr] = Field(default_factory=list)
+    elements: list[NonEmptyStr] = Field(default_factory=list)
+    controls: list[NonEmptyStr] = Field(default_factory=list)
 
 
 ConstraintKind = Literal[
@@ -474,6 +485,7 @@ class ScientistObservation(Contract):
     constraints: list[Constraint]
     resources: list[ResourceItem] = Field(max_length=MAX_LIST_ITEMS)  # a plan may ask for them all
     substitutions: list[Substitution]
+    candidates: Candidates = Field(default_factory=Candidates)
     conversation_history: list[ConversationEntry] = Field(default_factory=list)
     current_protocol: Protocol | None = None
     round_number: int = Field(default=0, ge=0)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from operator import attrgetter
 
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -20,7 +19,7 @@ from replicalab.text import content_words
 
 _DEFAULT_MIN_CONTROLS = 2  # when a pack sets no min_controls constraint
 _ADEQUATE_SHARE_OF_TIME = 0.3  # a plan using this share of the time limit is long enough
-_REFERENCE_SCALE = 2.0  # the paper's sample size, as a multiple of the minimum (see rigor)
+_REFERENCE_SCALE = 2.0  # where sample credit saturates without a reported n, times the minimum
 
 
 @dataclass(slots=True, eq=False)  # not frozen: that triples __init__'s cost; nothing assigns to it
@@ -35,7 +34,9 @@ class CaseFacts:
     essentials: tuple[frozenset[str], ...]  # per essential item: lower-cased names that satisfy it
     needed: frozenset[str]  # lower-cased names of every item the method can use
     elements: tuple[tuple[str, frozenset[str]], ...]  # required element, its content words
-    technique_words: frozenset[str]  # content words of the case's technique
+    distractors: tuple[tuple[str, frozenset[str]], ...]  # the other candidate elements, likewise
+    controls: tuple[tuple[str, frozenset[str]], ...]  # the study's original controls, likewise
+    technique_words: frozenset[str]  # content words of the study's technique
 
 
 _allowed = attrgetter("allowed")
@@ -51,19 +52,21 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
         pack.lab.time_limit_days,
     )
     reference = pack.hidden_reference_spec
-    elements, technique_words = _reference_words(
-        tuple(reference.required_elements), reference.technique or pack.paper.method
-    )
+    required = tuple(reference.required_elements)
+    elements, technique_words = _reference_words(required, reference.technique or pack.paper.method)
+    others = tuple(e for e in pack.candidates.elements if e not in required)
     essentials = tuple(map(_allowed, pack.essentials))
     return CaseFacts(
         min_samples=min_samples,
-        reference_samples=_REFERENCE_SCALE * min_samples,
+        reference_samples=float(reference.sample_size or _REFERENCE_SCALE * min_samples),
         min_controls=min_controls,
         reviews=pack.terms.get("required_review", ()),
         adequate_days=adequate_days,
         essentials=essentials,
         needed=frozenset().union(*essentials),
         elements=elements,
+        distractors=_words_of(others),
+        controls=_words_of(tuple(reference.original_controls)),
         technique_words=technique_words,
     )
 
@@ -82,9 +85,13 @@ def _numbers(
     return min_samples, min_controls, max(1, math.ceil(_ADEQUATE_SHARE_OF_TIME * max(time_limit, 1)))
 
 
-@lru_cache(maxsize=1024)  # the packs of a case share its reference text: its words, once per case
 def _reference_words(
     elements: tuple[str, ...], technique: str
 ) -> tuple[tuple[tuple[str, frozenset[str]], ...], frozenset[str]]:
     """(each required element with its content words, the technique's content words)."""
-    return tuple((e, content_words(e)) for e in elements), content_words(technique)
+    return _words_of(elements), content_words(technique)
+
+
+def _words_of(names: tuple[str, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """Each name with its content words (`content_words` caches them per string)."""
+    return tuple((name, content_words(name)) for name in names)

@@ -17,9 +17,12 @@ cheap ways to look good do not pay:
   parsimony prices every word over the budget and every padded control. The technique earns
   the share of the case's technique words in its window, so pasting the method paragraph there
   does not pay either. Flexible elements are not read at all: changing them costs nothing.
-- Rigor saturates: sample-size credit grows as sqrt(n / (2·min)) and caps at twice the minimum
-  (the paper's scale: the data keeps each case's minimum at about half its published size);
-  controls count up to what the lab asks for.
+- Fidelity also charges, against the elements' credit, every candidate element the study did
+  not use that the plan addresses (`DISTRACTOR_PENALTY`), so naming every candidate does not
+  pay; and it credits the share of the study's own controls among the plan's controls.
+- Rigor saturates: sample-size credit grows as sqrt(n / reported n) and caps at the sample size
+  the paper reports (twice the minimum when it reports none); controls count up to what the lab
+  asks for.
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ WORD_BUDGET = {"rationale": 60, "technique": 16, "control": 8}  # words before p
 SPARE_CONTROLS = 2  # distinct controls beyond the lab's minimum before they count as padding
 
 _RIGOR_WEIGHTS = (0.4, 0.25, 0.2, 0.15)  # sample size, controls, review, duration
-_FIDELITY_WEIGHTS = (0.6, 0.2, 0.2)  # required elements, technique, needed items
+_FIDELITY_WEIGHTS = (0.45, 0.2, 0.15, 0.2)  # required elements, technique, original controls, items
+DISTRACTOR_PENALTY = 0.5  # elements credit lost per candidate element the study did not use
 _HARD_FAILURE = 0.25  # feasibility factor per failed dimension
 _SOFT_WARNING = 0.95  # feasibility factor per soft-constraint warning
 _UNNEEDED_ITEM = 0.25  # parsimony: 1 / (1 + 0.25 per unneeded item)
@@ -91,6 +95,16 @@ def _requested(items: tuple[str, ...]) -> tuple[frozenset[str], int]:
 # episode scores the same plan several times (potential, check, final judge), and strings hash once.
 
 
+class Reference(NamedTuple):
+    """What fidelity compares a plan's words with: the study's elements, the candidates it did not
+    use, its controls (each with its content words) and its technique's content words."""
+
+    elements: tuple[tuple[str, frozenset[str]], ...]
+    distractors: tuple[tuple[str, frozenset[str]], ...]
+    controls: tuple[tuple[str, frozenset[str]], ...]
+    technique: frozenset[str]
+
+
 class Wording(NamedTuple):
     """What a plan's words earn in a case, whichever score reads them."""
 
@@ -100,6 +114,7 @@ class Wording(NamedTuple):
     distinct_controls: int
     elements: float  # fidelity's required-element credit
     technique_credit: float  # fidelity's technique credit
+    original_controls: float  # fidelity's share of the study's own controls
     fidelity_notes: tuple[str, ...]
     excess_words: int  # words over parsimony's budgets
 
@@ -108,17 +123,15 @@ class Wording(NamedTuple):
 def _wording(
     min_controls: int,
     reviews: tuple[str, ...],
-    reference_elements: tuple[tuple[str, frozenset[str]], ...],
-    reference_technique: frozenset[str],
+    reference: Reference,
     technique: str,
     controls: tuple[str, ...],
     rationale: str,
 ) -> Wording:
-    """Every text-derived part of the scores in one lookup. The parts keep their own caches too,
-    so a plan with a new rationale recomputes only the parts that read the rationale."""
+    """Every text-derived part of the scores in one lookup."""
     credit, control_notes = _control_credit(min_controls, reviews, controls)
-    elements, technique_credit, fidelity_notes = _text_fidelity(
-        reference_elements, reference_technique, technique, controls, rationale
+    elements, technique_credit, original_controls, fidelity_notes = _text_fidelity(
+        reference, technique, controls, rationale
     )
     return Wording(
         bool(content_words(technique)),
@@ -127,6 +140,7 @@ def _wording(
         len(distinct_contents(controls)),
         elements,
         technique_credit,
+        original_controls,
         fidelity_notes,
         _words_over_budget(technique, controls, rationale),
     )
@@ -134,14 +148,9 @@ def _wording(
 
 def wording_of(plan: Plan, facts: CaseFacts) -> Wording:
     """What `plan`'s words earn in the case of `facts`."""
+    reference = Reference(facts.elements, facts.distractors, facts.controls, facts.technique_words)
     return _wording(
-        facts.min_controls,
-        facts.reviews,
-        facts.elements,
-        facts.technique_words,
-        plan.technique,
-        plan.controls,
-        plan.rationale,
+        facts.min_controls, facts.reviews, reference, plan.technique, plan.controls, plan.rationale
     )
 
 
@@ -213,38 +222,52 @@ def fidelity(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Sc
     item_credit = met / len(essentials) if essentials else 1.0
     if item_credit < 1.0:
         notes += (f"fidelity: {met} of {len(essentials)} needed items (or substitutes)",)
-    we, wt, wi = _FIDELITY_WEIGHTS
-    return we * wording.elements + wt * wording.technique_credit + wi * item_credit, notes
+    we, wt, wc, wi = _FIDELITY_WEIGHTS
+    score = we * wording.elements + wt * wording.technique_credit + wc * wording.original_controls
+    return score + wi * item_credit, notes
 
 
 def _text_fidelity(
-    reference_elements: tuple[tuple[str, frozenset[str]], ...],
-    reference_technique: frozenset[str],
-    technique: str,
-    controls: tuple[str, ...],
-    rationale: str,
-) -> tuple[float, float, tuple[str, ...]]:
-    """(required-element credit, technique credit, their notes): what the plan's words earn."""
+    reference: Reference, technique: str, controls: tuple[str, ...], rationale: str
+) -> tuple[float, float, float, tuple[str, ...]]:
+    """(required-element credit, technique credit, original-control share, their notes)."""
     opening = frozenset(_window(technique, TECHNIQUE_WORDS))
     window = opening.union(_window(rationale, RATIONALE_WORDS), *distinct_contents(controls))
     notes = []
     covered = 0.0
-    for element, wanted in reference_elements:
-        share = len(wanted & window) / len(wanted) if wanted else 1.0
+    for element, wanted in reference.elements:
+        share = _share(wanted, window)
         if share >= ADDRESSED:
             covered += share
             if share < 1.0:
                 notes.append(f"fidelity: {share:.0%} of required element {element!r}")
         else:
             notes.append(f"fidelity: does not address {element!r}")
-    elements = covered / len(reference_elements) if reference_elements else 1.0
-    used = reference_technique & opening
+    stray = [element for element, wanted in reference.distractors if _share(wanted, window) >= ADDRESSED]
+    if stray:
+        notes.append(f"fidelity: addresses {len(stray)} element(s) the study did not use")
+    elements = 1.0
+    if reference.elements:
+        elements = max(0.0, covered - DISTRACTOR_PENALTY * len(stray)) / len(reference.elements)
+    used = reference.technique & opening
     technique_credit = (
-        len(used) / min(len(reference_technique), TECHNIQUE_WORDS) if reference_technique else 1.0
+        len(used) / min(len(reference.technique), TECHNIQUE_WORDS) if reference.technique else 1.0
     )
     if technique_credit < 1.0:
         notes.append(f"fidelity: technique names {len(used)} of the method's key words")
-    return elements, technique_credit, tuple(notes)
+    planned = [content_words(control) for control in controls]
+    matched = sum(
+        any(_share(wanted, words) >= ADDRESSED for words in planned) for _, wanted in reference.controls
+    )
+    original = matched / len(reference.controls) if reference.controls else 1.0
+    if original < 1.0:
+        notes.append(f"fidelity: {matched} of the study's {len(reference.controls)} controls")
+    return elements, technique_credit, original, tuple(notes)
+
+
+def _share(wanted: frozenset[str], found: frozenset[str]) -> float:
+    """The share of `wanted` in `found` (1 when nothing is wanted)."""
+    return len(wanted & found) / len(wanted) if wanted else 1.0
 
 
 def parsimony(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Scored:

@@ -1,6 +1,7 @@
-"""Turn (seed, template, difficulty) into one `NormalizedScenarioPack`.
+"""Turn (seed, template, difficulty, split) into one `NormalizedScenarioPack`.
 
-The paper comes from the template's hand-written cases; the seed varies the lab around it:
+The paper comes from the template's hand-written cases of the split, its study drawn from the
+case's variants (`study`); the seed varies the lab around it:
 budget, time limit, staff, which catalogue items are stocked, booked or out of stock, and which
 substitutions exist. Difficulty tightens the lab mechanically:
 
@@ -13,8 +14,9 @@ substitutions exist. Difficulty tightens the lab mechanically:
 Every pack admits a protocol that passes all seven checks: the case's minimal plan with the
 substitutes swapped in (`minimal_protocol`), which the bounds are computed from.
 
-All randomness is one block of uniforms (`Draws`) from a `default_rng` seeded with one integer
-that packs seed, template and difficulty side by side, so a pack is identical in any process.
+All randomness is one block of uniforms (the lab's `Draws`, then the study's) from a
+`default_rng` seeded with one integer that packs seed, template, split and difficulty side by
+side, so a pack is identical in any process.
 """
 
 from __future__ import annotations
@@ -29,17 +31,31 @@ from replicalab.models import (
     ScientistObservation,
     Substitution,
 )
-from replicalab.scenarios.plan import CasePlan, Listed, Need, Stock, TemplatePlan, template_plan
-from replicalab.scenarios.registry import check_difficulty
+from replicalab.scenarios.plan import (
+    Bounds,
+    CasePlan,
+    Listed,
+    Need,
+    Stock,
+    TemplatePlan,
+    minimal_protocol,
+    published_protocol,
+    template_plan,
+)
+from replicalab.scenarios.registry import check_difficulty, check_split
 from replicalab.scenarios.rules import lab_constraints
+from replicalab.scenarios.study import STUDY_DRAWS, Study, draw_study
 from replicalab.scenarios.types import (
     DIFFICULTIES,
+    SPLITS,
     Difficulty,
     LabFacts,
     NormalizedScenarioPack,
+    Split,
 )
 
 DEFAULT_MAX_ROUNDS = 6
+LAB_DRAWS = 64  # uniforms the lab's decisions draw (`Draws`)
 _EXTRA_ITEMS = (3, 5)  # how many catalogue items beyond the case's needs a lab lists
 _UNAVAILABLE_EXTRA_P = {"easy": 0.2, "medium": 0.35, "hard": 0.5}
 
@@ -82,29 +98,46 @@ class Draws(NamedTuple):
             spent=u[63],
         )
 
-    @classmethod
-    def seeded(cls, seed: int, template_key: int, level: Difficulty) -> Draws:
-        """The block of a pack. One integer entropy (seed, template and difficulty side by side)
-        gives every combination its own stream."""
-        rng = np.random.default_rng((seed << 34) | (template_key << 2) | DIFFICULTIES.index(level))
-        return cls.of(rng.random(64).tolist())
+
+def _uniforms(seed: int, template_key: int, split: Split, level: Difficulty) -> list[float]:
+    """A pack's uniforms: the lab's block, then its study's. One integer entropy (seed, template,
+    split and difficulty side by side) gives every combination its own stream."""
+    entropy = (seed << 36) | (template_key << 4) | (SPLITS.index(split) << 2) | DIFFICULTIES.index(level)
+    values: list[float] = np.random.default_rng(entropy).random(LAB_DRAWS + STUDY_DRAWS).tolist()
+    return values
 
 
 def generate_scenario(
-    seed: int, template: str = "math_reasoning", difficulty: str = "easy"
+    seed: int, template: str = "math_reasoning", difficulty: str = "easy", split: str = "train"
 ) -> NormalizedScenarioPack:
-    """Generate the pack for (seed, template, difficulty); the same inputs give the same pack."""
+    """Generate the pack for (seed, template, difficulty, split); the same inputs give the same
+    pack. The paper case is drawn among the template's cases of `split`."""
     seed = _check_seed(seed)
     level = check_difficulty(difficulty)
+    part = check_split(split)
     plan = template_plan(template)
-    draws = Draws.seeded(seed, plan.key, level)
-    case = plan.cases[int(draws.case * len(plan.cases))]
+    cases = plan.cases[part]
+    if not cases:
+        raise ValueError(f"split: template {template!r} has no {part} cases")
+    u = _uniforms(seed, plan.key, part, level)
+    draws = Draws.of(u[:LAB_DRAWS])
+    case = cases[int(draws.case * len(cases))]
+    study = draw_study(case.case, level, u[LAB_DRAWS:])
     rescues = _choose_rescues(case.needs, level, draws)
     listing = _list_needs(case.needs, rescues, plan.spares)
     listing.update(_pick_extras(plan.catalogue, listing, level, draws))
     substitutions = [sub for _, sub in rescues] + _optional_substitutions(plan, listing, rescues, draws)
-    lab = _lab_facts(case, level, draws, plan.data.safety_restrictions)
-    return _assemble(template, seed, level, plan, case, listing, substitutions, lab)
+    lab = _lab_facts(case, study, level, draws, plan.data.safety_restrictions)
+    return _assemble(
+        f"{template}-{part}-{level}-{seed}",
+        (template, part, level, seed),
+        plan,
+        case,
+        study,
+        listing,
+        substitutions,
+        lab,
+    )
 
 
 def _check_seed(seed: object) -> int:
@@ -194,10 +227,13 @@ def _optional_substitutions(
     return [sub for sub, coin in zip(candidates, coins, strict=False) if coin < 0.5]
 
 
-def _lab_facts(case: CasePlan, level: Difficulty, draws: Draws, safety: list[str]) -> LabFacts:
+def _lab_facts(case: CasePlan, study: Study, level: Difficulty, draws: Draws, safety: list[str]) -> LabFacts:
     """The lab's numbers: with slack on easy, below the paper's plan on medium, near the minimal
     plan on hard; never below the minimal plan, so that one always passes every check."""
-    bounds = case.bounds[level]
+    reference = study.reference
+    bounds = Bounds.of(
+        published_protocol(case.case, reference), minimal_protocol(case.case, level, {}, reference)
+    )
     if level == "easy":
         budget = bounds.ref_cost * (1.25 + 0.35 * draws.budget)
         time_limit = case.case.base_duration_days + 1 + int(4 * draws.time_limit)
@@ -224,16 +260,17 @@ def _lab_facts(case: CasePlan, level: Difficulty, draws: Draws, safety: list[str
 
 
 def _assemble(
-    template: str,
-    seed: int,
-    level: Difficulty,
+    scenario_id: str,
+    cell: tuple[str, Split, Difficulty, int],
     plan: TemplatePlan,
     case: CasePlan,
+    study: Study,
     listing: dict[str, Listed],
     substitutions: list[Substitution],
     lab: LabFacts,
 ) -> NormalizedScenarioPack:
     """The pack, with both agents' opening observations."""
+    template, split, level, seed = cell
     constraints = (
         lab_constraints(lab.budget_remaining, lab.time_limit_days, lab.staff_count) + case.rules[level]
     )
@@ -242,22 +279,24 @@ def _assemble(
     for name, listed in listing.items():
         resources.append(listed.item)
         shelves[listed.shelf].append(name)
-    paper, goal = case.case.paper, case.case.experiment_goal
+    paper, goal = study.paper, case.case.experiment_goal
     return NormalizedScenarioPack(
-        scenario_id=f"{template}-{level}-{seed}",
+        scenario_id=scenario_id,
         template=template,
+        split=split,
         difficulty=level,
         seed=seed,
         domain_id=plan.data.domain_id,
         case_id=case.case.case_id,
         paper=paper,
+        candidates=case.candidates,
         experiment_goal=goal,
         task_summary=case.case.task_summary,
-        success_criteria=list(case.case.success_criteria),
+        success_criteria=list(study.success_criteria),
         constraints=constraints,
         resources=resources,
         allowed_substitutions=substitutions,
-        hidden_reference_spec=case.reference,
+        hidden_reference_spec=study.reference,
         lab=lab,
         scientist_observation=ScientistObservation(
             paper=paper,
@@ -265,6 +304,7 @@ def _assemble(
             constraints=constraints,
             resources=resources,
             substitutions=substitutions,
+            candidates=case.candidates,
             conversation_history=[],
             current_protocol=None,
             round_number=1,

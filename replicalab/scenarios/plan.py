@@ -1,6 +1,6 @@
 """What generation reads off a template, worked out once per template and shared by its packs.
 
-A template's items, rules and plan costs do not depend on the seed, so they are built here once:
+A template's items and rules do not depend on the seed, so they are built here once:
 each pack then only draws which of them it uses. Items and constraints are frozen values, so
 packs may share them.
 """
@@ -11,14 +11,17 @@ import math
 from dataclasses import dataclass
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import Constraint, ItemKind, Protocol, ResourceItem, Substitution
+from replicalab.models import Candidates, Constraint, ItemKind, Protocol, ResourceItem, Substitution
 from replicalab.scenarios.registry import get_template, template_key
 from replicalab.scenarios.rules import MIN_CONTROLS, case_constraints, safety_constraints
+from replicalab.scenarios.study import candidates_of
 from replicalab.scenarios.types import (
     DIFFICULTIES,
+    SPLITS,
     Difficulty,
     HiddenReferenceSpec,
     PaperCase,
+    Split,
     TemplateData,
 )
 
@@ -95,9 +98,8 @@ class CasePlan:
 
     case: PaperCase
     needs: tuple[Need, ...]  # equipment, then reagents, in the case's order
-    reference: HiddenReferenceSpec  # the case's hidden spec, with its technique filled in
     rules: dict[Difficulty, list[Constraint]]  # the case's constraints, then the safety rules
-    bounds: dict[Difficulty, Bounds]
+    candidates: Candidates  # its public candidate lists
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ class TemplatePlan:
     catalogue: tuple[Stock, ...]  # the extras a lab may list, in the template's order
     spares: dict[str, Listed]  # catalogue name -> the item available, as a substitute
     substitutions_of: dict[str, tuple[Substitution, ...]]  # original name -> its substitutions
-    cases: tuple[CasePlan, ...]
+    cases: dict[Split, tuple[CasePlan, ...]]  # by split, in the template's order
 
 
 _plans: dict[str, TemplatePlan] = {}
@@ -134,7 +136,12 @@ def _make_plan(template: str, data: TemplateData) -> TemplatePlan:
         catalogue=catalogue,
         spares={stock.name: stock.stocked for stock in catalogue},
         substitutions_of=substitutions_of,
-        cases=tuple(_case_plan(case, substitutions_of, safety_rules) for case in data.cases),
+        cases={
+            split: tuple(
+                _case_plan(case, substitutions_of, safety_rules) for case in data.cases if case.split == split
+            )
+            for split in SPLITS
+        },
     )
 
 
@@ -143,41 +150,45 @@ def _case_plan(
 ) -> CasePlan:
     kinds: list[tuple[str, ItemKind]] = [(name, "equipment") for name in case.needed_equipment]
     kinds += [(name, "reagent") for name in case.needed_reagents]
-    reference = published_protocol(case)
-    rules = {level: case_constraints(case, level) + safety_rules for level in DIFFICULTIES}
     return CasePlan(
         case=case,
         needs=tuple(
             Need(Stock.of(name, kind, essential=True), substitutions_of.get(name, ())) for name, kind in kinds
         ),
-        reference=case.hidden_reference.model_copy(update={"technique": case.technique}),
-        rules=rules,
-        bounds={level: Bounds.of(reference, minimal_protocol(case, level, {})) for level in DIFFICULTIES},
+        rules={level: case_constraints(case, level) + safety_rules for level in DIFFICULTIES},
+        candidates=candidates_of(case),
     )
 
 
-def published_protocol(case: PaperCase) -> Protocol:
-    """The paper's own plan: full size and duration, every control, the original items."""
+def published_protocol(case: PaperCase, reference: HiddenReferenceSpec) -> Protocol:
+    """The study's own plan as a pack's paper reports it: its sample size, technique and
+    controls (`reference`), the full duration, the original items."""
     return Protocol(
-        sample_size=case.base_sample_size,
-        controls=[*case.suggested_controls, case.required_review],
-        technique=case.technique,
+        sample_size=max(reference.sample_size, case.min_sample_size),
+        controls=[*reference.original_controls, case.required_review],
+        technique=reference.technique,
         duration_days=case.base_duration_days,
         required_equipment=list(case.needed_equipment),
         required_reagents=list(case.needed_reagents),
-        rationale=f"Replicate {case.paper.title} as published.",
+        rationale=f"Replicate {case.title} as published.",
     )
 
 
-def minimal_protocol(case: PaperCase, difficulty: str, swaps: dict[str, str]) -> Protocol:
-    """The smallest plan that still tests the case's claim, with `swaps` applied to its items."""
-    controls = [*case.suggested_controls[: MIN_CONTROLS[difficulty] - 1], case.required_review]
+def minimal_protocol(
+    case: PaperCase, difficulty: str, swaps: dict[str, str], reference: HiddenReferenceSpec
+) -> Protocol:
+    """The smallest plan that still tests the case's claim in a pack whose study is `reference`,
+    with `swaps` applied to its items: the least sample size and duration, and as many of the
+    original controls (then the other candidates) as the level asks for, with the review."""
+    originals = list(reference.original_controls)
+    others = [c.name for c in case.controls if c.name not in originals]
+    controls = [*originals, *others][: MIN_CONTROLS[difficulty] - 1]
     return Protocol(
         sample_size=case.min_sample_size,
-        controls=controls,
-        technique=case.technique,
+        controls=[*controls, case.required_review],
+        technique=reference.technique,
         duration_days=case.min_duration_days,
         required_equipment=[swaps.get(n, n) for n in case.needed_equipment],
         required_reagents=[swaps.get(n, n) for n in case.needed_reagents],
-        rationale=f"Smallest faithful test of: {case.paper.title}",
+        rationale=f"Smallest faithful test of: {case.title}",
     )

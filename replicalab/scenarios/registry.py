@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from replicalab.models import Contract
-from replicalab.scenarios.types import DIFFICULTIES, Difficulty, TemplateData
+from replicalab.scenarios.types import DIFFICULTIES, SPLITS, Difficulty, Split, TemplateData
 
 BUILTIN_TEMPLATES = ("math_reasoning", "ml_benchmark", "finance_trading")
 
@@ -105,6 +105,13 @@ def template_names() -> list[str]:
 def template_key(template: str) -> int:
     """A stable integer for a template name (str hashing is salted per process; crc32 is not)."""
     return zlib.crc32(template.encode("utf-8"))
+
+
+def check_split(split: str) -> Split:
+    for part in SPLITS:
+        if split == part:
+            return part
+    raise ValueError(f"split: unknown split {split!r}; valid: {', '.join(SPLITS)}")
 
 
 def check_difficulty(difficulty: str) -> Difficulty:

@@ -98,7 +98,7 @@ def case_constraints(case: PaperCase, level: str) -> list[Constraint]:
         for practice in case.forbidden_practices
     )
     if level == "hard":
-        cap = max(case.min_sample_size, round(case.base_sample_size * 0.8))
+        cap = max(case.min_sample_size, round(case.sample_size_range[0] * 0.8))
         rules.append(
             Constraint(
                 id=next(ids),

@@ -16,6 +16,7 @@ from replicalab.models import (
     MAX_DURATION_DAYS,
     MAX_LIST_ITEMS,
     MAX_SAMPLE_SIZE,
+    Candidates,
     Constraint,
     Contract,
     Credits,
@@ -31,8 +32,14 @@ from replicalab.models import (
     check_budget,
 )
 
+MAX_TECHNIQUE_CANDIDATES = 4  # technique variants a case may list
+MAX_ELEMENT_CANDIDATES = 8  # candidate elements a case may list
+MAX_CONTROL_CANDIDATES = 6  # candidate controls a case may list
+
 Difficulty = Literal["easy", "medium", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
+Split = Literal["train", "validation", "test"]
+SPLITS: tuple[Split, ...] = ("train", "validation", "test")
 
 
 class HiddenReferenceSpec(Contract):
@@ -43,7 +50,9 @@ class HiddenReferenceSpec(Contract):
     flexible_elements: list[NonEmptyStr]  # things that may change without losing fidelity
     target_metric: NonEmptyStr
     target_value: float = Field(allow_inf_nan=False)
-    technique: str = ""  # the method as the authors ran it; the generator copies the case's
+    technique: str = ""  # the method as the authors ran it (the variant the generator drew)
+    original_controls: list[NonEmptyStr] = Field(default_factory=list)  # the controls they ran
+    sample_size: int = Field(default=0, ge=0, le=MAX_SAMPLE_SIZE)  # their n; 0: not known
 
 
 class CatalogueItem(Contract):
@@ -51,37 +60,76 @@ class CatalogueItem(Contract):
     kind: ItemKind
 
 
+class Choice(Contract):
+    """One thing a study may have done, and the sentence of a method paragraph that says it did."""
+
+    name: NonEmptyStr  # what a protocol writes: a few plain words the judge matches
+    clue: NonEmptyStr  # a sentence that names `name` verbatim and affirms it
+
+
+class Element(Choice):
+    """A candidate element of the method; `negated` says, naming it, that the study did not do it."""
+
+    negated: NonEmptyStr
+
+
 class PaperCase(Contract):
-    """One hand-written paper to replicate, with what its method needs."""
+    """One hand-written study to replicate. Its exact choices vary per pack: the generator draws
+    one technique variant, `required_count` of the elements, `control_count` of the controls, the
+    study's sample size and its headline number, and writes the public method and finding from
+    the draw, so a careful reader recovers most of them and a remembered title does not."""
 
     case_id: NonEmptyStr
-    paper: Paper
+    split: Split  # the held-out set the case belongs to (see the README for the rule)
+    title: NonEmptyStr
+    hypothesis: NonEmptyStr  # may use {target}
+    method_intro: NonEmptyStr  # the fixed opening of the method paragraph
+    finding: NonEmptyStr  # the key finding; uses {n} and {target}
     experiment_goal: NonEmptyStr
     task_summary: NonEmptyStr
-    success_criteria: list[NonEmptyStr] = Field(min_length=1)
-    technique: NonEmptyStr  # the method, in a phrase a protocol would use
+    success_criteria: list[NonEmptyStr] = Field(min_length=1)  # may use {target}
+    target_metric: NonEmptyStr
+    target_range: tuple[float, float]
+    target_decimals: int = Field(ge=0, le=4)
+    techniques: list[Choice] = Field(min_length=2, max_length=MAX_TECHNIQUE_CANDIDATES)
+    elements: list[Element] = Field(min_length=3, max_length=MAX_ELEMENT_CANDIDATES)
+    required_count: int = Field(ge=1)
+    controls: list[Choice] = Field(min_length=2, max_length=MAX_CONTROL_CANDIDATES)
+    control_count: int = Field(ge=1)
+    flexible_elements: list[NonEmptyStr] = Field(min_length=1)
     needed_equipment: list[NonEmptyStr] = Field(min_length=1)
     needed_reagents: list[NonEmptyStr] = Field(min_length=1)
-    suggested_controls: list[NonEmptyStr] = Field(min_length=2)
     required_review: NonEmptyStr  # e.g. "independent code review"; a control must name it
     forbidden_practices: list[NonEmptyStr] = Field(min_length=1)
-    base_sample_size: int = Field(ge=2, le=MAX_SAMPLE_SIZE)  # what the paper used
+    sample_size_range: tuple[int, int]  # the study's n is drawn in it
     min_sample_size: int = Field(ge=1, le=MAX_SAMPLE_SIZE)  # the least that still tests the claim
     base_duration_days: int = Field(ge=1, le=MAX_DURATION_DAYS)
     min_duration_days: int = Field(ge=1, le=MAX_DURATION_DAYS)
-    hidden_reference: HiddenReferenceSpec
 
     @model_validator(mode="after")
-    def _minimal_plan_within_the_paper(self) -> PaperCase:
-        if self.min_sample_size > self.base_sample_size:
+    def _draws_are_possible(self) -> PaperCase:
+        low, high = self.sample_size_range
+        if not self.min_sample_size <= low <= high <= MAX_SAMPLE_SIZE:
             raise ValueError(
-                f"min_sample_size: {self.min_sample_size} exceeds base_sample_size {self.base_sample_size}"
+                f"sample_size_range: need min_sample_size <= low <= high <= {MAX_SAMPLE_SIZE}, got {low}, {high}"
             )
+        if self.target_range[0] > self.target_range[1]:
+            raise ValueError("target_range: must be [low, high]")
         if self.min_duration_days > self.base_duration_days:
             raise ValueError(
-                f"min_duration_days: {self.min_duration_days} exceeds base_duration_days "
-                f"{self.base_duration_days}"
+                f"min_duration_days: {self.min_duration_days} exceeds base_duration_days {self.base_duration_days}"
             )
+        if self.required_count >= len(self.elements):
+            raise ValueError("required_count: must leave at least one candidate element undrawn")
+        if self.control_count >= len(self.controls):
+            raise ValueError("control_count: must leave at least one candidate control undrawn")
+        if "{n}" not in self.finding or "{target}" not in self.finding:
+            raise ValueError("finding: must use {n} and {target}")
+        names = [c.name.lower() for c in (*self.techniques, *self.elements, *self.controls)]
+        if len(set(names)) != len(names):
+            raise ValueError("techniques, elements, controls: names must be distinct")
+        if self.required_review.lower() in names:
+            raise ValueError("required_review: must not be a candidate control")
         return self
 
 
@@ -112,7 +160,7 @@ class TemplateData(Contract):
     baseline_plan: BaselinePlan  # what a paper-blind baseline proposes in this domain
     catalogue: list[CatalogueItem] = Field(min_length=4)  # items beside the cases' needs
     substitutions: list[Substitution] = Field(min_length=1)
-    cases: list[PaperCase] = Field(min_length=6)
+    cases: list[PaperCase] = Field(min_length=3)
 
 
 class LabFacts(Contract):
@@ -137,13 +185,15 @@ class NormalizedScenarioPack(Contract):
     the pack's fields on first read.
     """
 
-    scenario_id: str  # f"{template}-{difficulty}-{seed}"
+    scenario_id: str  # f"{template}-{split}-{difficulty}-{seed}"
     template: str
+    split: Split
     difficulty: Difficulty
     seed: int = Field(ge=0)
     domain_id: str
     case_id: str
     paper: Paper
+    candidates: Candidates
     experiment_goal: str
     task_summary: str
     success_criteria: list[str]
