@@ -357,6 +357,10 @@ DifficultiesOpt = Annotated[
     typer.Option("--difficulties", "-d", help="Difficulties, comma-separated or repeated (default: all)."),
 ]
 FirstSeedOpt = Annotated[int, typer.Option(min=0, help="First scenario seed.")]
+SplitOpt = Annotated[
+    str,
+    typer.Option(help="Which held-out cases the scenarios come from: train | validation | test."),
+]
 MaxRoundsOpt = Annotated[
     int, typer.Option(min=MIN_ROUNDS, help="Rounds before the negotiation ends (a proposal, then an accept).")
 ]
@@ -382,6 +386,7 @@ def evaluate(
         typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
     ] = "default",
     max_rounds: MaxRoundsOpt = 6,
+    split: SplitOpt = "test",
     oracle: Annotated[bool, typer.Option(help="Also run the oracle, for regret.")] = True,
     jobs: JobsOpt = 1,
     out: Annotated[
@@ -429,7 +434,7 @@ def evaluate(
         seats = _seats(scientist, lab_manager, generate_fn, jobs, chat, lab_manager_model)
         if not seats.served:
             llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
-        settings = Settings(reward_config=_reward_config(reward_config), max_rounds=max_rounds)
+        settings = Settings(reward_config=_reward_config(reward_config), max_rounds=max_rounds, split=split)
         if resume and out is None:
             raise _Problem("--resume needs --out", _USAGE)
         if resume and force:
@@ -482,7 +487,7 @@ def evaluate(
         _fail(f"interrupted{hint}", 130)
     elapsed = time.perf_counter() - started
     title = (
-        f"{seats.scientist().name} vs {seats.lab_manager().name} · reward {settings.reward_config.name}\n"
+        f"{seats.scientist().name} vs {seats.lab_manager().name} · reward {settings.reward_config.name} · {settings.split} split\n"
         f"{_count(len(grid.templates), 'template')} × {_count(len(grid.difficulties), 'difficulty')} × "
         f"{_count(len(grid.seeds), 'seed')}"
         + (f" × {_count(group_size, 'rollout')}" if group_size > 1 else "")
@@ -606,6 +611,7 @@ def compare_rewards_command(
         typer.Option("--presets", "-p", help="Reward presets or JSON files (default: every preset)."),
     ] = None,
     max_rounds: MaxRoundsOpt = 6,
+    split: SplitOpt = "train",
     jobs: JobsOpt = 1,
     out_dir: Annotated[
         Path, typer.Option("--out-dir", help="Where the CSV table and the PNG figure go.")
@@ -626,7 +632,7 @@ def compare_rewards_command(
     try:
         with _user_errors(), _stop_on_sigterm(), _progress(total, "episodes") as advance:
             rows = compare_rewards(
-                grid, factories, configs, max_rounds=max_rounds, jobs=jobs, on_episode=advance
+                grid, factories, configs, max_rounds=max_rounds, split=split, jobs=jobs, on_episode=advance
             )
             write_csv(rows, out_dir / "reward_components.csv")
             plot(rows, out_dir / "reward_components.png")

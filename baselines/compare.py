@@ -37,13 +37,14 @@ def compare_rewards(
     configs: Sequence[RewardConfig],
     *,
     max_rounds: int = 6,
+    split: str = "train",
     jobs: int = 1,
     on_episode: Callable[[EpisodeDigest], None] | None = None,
 ) -> list[ComparisonRow]:
     """One row per (preset, scientist), presets outermost, against the grounded Lab Manager."""
     rows = []
     for config in configs:
-        settings = Settings(reward_config=config, max_rounds=max_rounds)
+        settings = Settings(reward_config=config, max_rounds=max_rounds, split=split)
         for name, factory in scientists.items():
             result = run_grid(grid, factory, settings=settings, jobs=jobs, on_episode=on_episode)
             digests = result.digests

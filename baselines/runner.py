@@ -48,7 +48,7 @@ from replicalab.scenarios import (
     register_template,
     template_names,
 )
-from replicalab.scenarios.registry import check_difficulty, template_key
+from replicalab.scenarios.registry import check_difficulty, check_split, template_key
 
 if sys.platform != "win32":
     import fcntl
@@ -105,9 +105,11 @@ class Settings:
     reward_config: RewardConfig = field(default_factory=lambda: get_preset("default"))
     max_rounds: int = DEFAULT_MAX_ROUNDS
     step_cap: int | None = None
+    split: str = "train"  # which held-out set the scenarios come from
 
     def __post_init__(self) -> None:
         check_max_rounds(self.max_rounds)  # refused before any episode is played
+        check_split(self.split)
 
 
 @dataclass
@@ -142,7 +144,7 @@ def episode_id(cell: Cell, scientist: str, lab_manager: str) -> str:
 def start_episode(cell: Cell, settings: Settings) -> Episode:
     """A fresh episode of `cell`'s scenario under `settings`."""
     return Episode(
-        generate_scenario(cell.seed, cell.template, cell.difficulty),
+        generate_scenario(cell.seed, cell.template, cell.difficulty, settings.split),
         max_rounds=settings.max_rounds,
         reward_config=settings.reward_config,
         step_cap=settings.step_cap,

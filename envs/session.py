@@ -40,7 +40,7 @@ from replicalab.scenarios import (
     get_template,
     template_names,
 )
-from replicalab.scenarios.registry import check_difficulty
+from replicalab.scenarios.registry import check_difficulty, check_split
 
 ACTION_MODES = ("structured", "text")
 
@@ -117,13 +117,30 @@ class Session:
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         step_cap: int | None = None,
         action_mode: str = "structured",
+        split: str = "train",
+        num_train_scenarios: int | None = None,
     ) -> None:
+        self.split = check_split(split)
+        if num_train_scenarios is not None:
+            if (
+                isinstance(num_train_scenarios, bool)
+                or not isinstance(num_train_scenarios, int)
+                or num_train_scenarios < 1
+            ):
+                raise ValueError(
+                    f"num_train_scenarios: must be a positive int or None, got {num_train_scenarios!r}"
+                )
+            if self.split != "train":
+                raise ValueError(f"num_train_scenarios: caps the train split only, got split={split!r}")
+        self.num_train_scenarios = num_train_scenarios
         self.templates = _names("templates", templates, BUILTIN_TEMPLATES)
         self.difficulties = _names("difficulties", difficulties, DIFFICULTIES)
         if not self.templates:
             raise ValueError("templates: give at least one template")
         for name in self.templates:
-            get_template(name)  # refuses an unknown one, naming the valid ones
+            data = get_template(name)  # refuses an unknown one, naming the valid ones
+            if not any(case.split == self.split for case in data.cases):
+                raise ValueError(f"split: template {name!r} has no {self.split} cases")
         for level in self.difficulties:
             check_difficulty(level)
         if not self.difficulties:
@@ -164,13 +181,14 @@ class Session:
         rng = self.np_random
         template = self.templates[int(rng.integers(len(self.templates)))]
         difficulty = self.difficulties[int(rng.integers(len(self.difficulties)))]
-        scenario_seed = int(rng.integers(2**31 - 1))
+        scenario_seed = int(rng.integers(self.num_train_scenarios or 2**31 - 1))
         pack = options.get("scenario")
         if pack is None:
             pack = generate_scenario(
                 int(options.get("scenario_seed", scenario_seed)),
                 options.get("template", template),
                 options.get("difficulty", difficulty),
+                self.split,
             )
         self.episode = Episode(
             pack,

@@ -371,7 +371,9 @@ class Paper(Contract):
     hypothesis: NonEmptyStr
     method: NonEmptyStr
     key_finding: NonEmptyStr
-    reported_sample_size: int | None = Field(default=None, ge=1, le=MAX_SAMPLE_SIZE)  # the n the finding states
+    reported_sample_size: int | None = Field(
+        default=None, ge=1, le=MAX_SAMPLE_SIZE
+    )  # the n the finding states
 
 
 class Candidates(Contract):
