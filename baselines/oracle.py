@@ -37,7 +37,7 @@ from replicalab.text import words
 
 _MAX_WORDS = {"technique": 16, "control": 12, "rationale": 60}  # the judge's word budgets
 _FILLER_CONTROLS = ("independent repeat of the main measurement", "comparison with the published result")
-_SAMPLE_STEPS = (1.0, 2**0.25, 2**0.5, 2**0.75, 2.0)  # multiples of the minimum sample size
+_SAMPLE_SIZES = 5  # sample sizes tried, spaced geometrically from the minimum to where rigor saturates
 _DURATION_SHARES = (1.0, 0.75, 0.5)  # shares of the duration that earns full rigor
 _ACCEPT = ScientistAction(action_type=ScientistActionType.ACCEPT)
 
@@ -103,9 +103,10 @@ def _texts(scenario: NormalizedScenarioPack, facts: CaseFacts) -> list[tuple[str
 def _numbers(facts: CaseFacts) -> list[tuple[int, int]]:
     """(sample size, duration) pairs between the minimum and where rigor saturates."""
     low = facts.min_samples
-    sizes = {min(math.ceil(facts.reference_samples), round(low * step)) for step in _SAMPLE_STEPS}
-    sizes.add(low)
-    if low <= 20 < facts.reference_samples:
+    top = max(low, math.ceil(facts.reference_samples))
+    sizes = {round(low * (top / low) ** (k / (_SAMPLE_SIZES - 1))) for k in range(_SAMPLE_SIZES)}
+    sizes |= {low, top}
+    if low <= 20 < top:
         sizes.add(20)  # the staff formula adds a person above 20 samples
     days = {max(1, round(facts.adequate_days * share)) for share in _DURATION_SHARES}
     if facts.adequate_days > 5:

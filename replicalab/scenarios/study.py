@@ -19,7 +19,7 @@ from typing import TypeVar
 from replicalab.models import Candidates, Paper
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
 
-P_SAID: dict[Difficulty, float] = {"easy": 1.0, "medium": 0.85, "hard": 0.7}
+P_SAID: dict[Difficulty, float] = {"easy": 0.9, "medium": 0.8, "hard": 0.65}
 """The chance that the method paragraph states each required element."""
 P_DENIED = 0.4
 """The chance that it says, of each other candidate element, that the study did not do it."""

@@ -1,0 +1,167 @@
+"""Probes of what the benchmark measures: a Scientist that memorizes and one that reads.
+
+Both plan alike (`planned`): the baseline's opening (its items, duration and reviews), with a
+technique, controls, the elements the rationale addresses and a sample size put in, the sample
+size cut to the public bounds and the budget. They differ only in where those text choices come
+from:
+
+- `MemorizerScientist` remembers, for each paper title of the train split, the choices the
+  hidden study made most often over the packs it was fitted on (the study's draw does not
+  depend on the difficulty, so the title is the whole public key). On a paper
+  it never saw it plays the baseline. What it scores on held-out papers against what it scores
+  on train papers is the generalization gap.
+- `PublicReaderScientist` reads the paper's method (`replicalab.reading`): the candidates it
+  affirms, and the sample size the key finding reports.
+
+Later turns follow the baseline's decision tree (accept, or revise on a blocker), keeping the
+plan's own rationale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from replicalab.agents import build_baseline_scientist_action
+from replicalab.episode import Episode
+from replicalab.lab_costs import estimate_protocol_cost
+from replicalab.models import Protocol, ScientistAction, ScientistActionType, ScientistObservation
+from replicalab.reading import addresses, read_paper
+from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
+
+
+class Choices(NamedTuple):
+    """A plan's text choices and its sample size (None: the baseline's)."""
+
+    technique: str | None
+    elements: tuple[str, ...]
+    controls: tuple[str, ...]
+    sample_size: int | None
+
+
+def planned(observation: ScientistObservation, choices: Choices) -> ScientistAction:
+    """The baseline's opening with `choices` put in, its sample size fit to the public bounds
+    (sample size, budget)."""
+    opening = build_baseline_scientist_action(observation)
+    bounds: dict[str, float] = {}
+    reviews: list[str] = []
+    min_controls = 0
+    for c in observation.constraints:
+        if c.kind == "required_review" and c.term:
+            reviews.append(c.term)
+        elif c.quantity is not None:
+            if c.kind == "min_controls":
+                min_controls = max(min_controls, math.ceil(c.quantity))
+            elif c.kind in ("min_sample_size",):
+                bounds[c.kind] = max(bounds.get(c.kind, 0.0), c.quantity)
+            elif c.kind in ("max_sample_size", "max_budget"):
+                bounds[c.kind] = min(bounds.get(c.kind, math.inf), c.quantity)
+    controls = list(dict.fromkeys([*choices.controls, *reviews]))
+    for generic in opening.controls:
+        if len(controls) >= min_controls:
+            break
+        if generic not in controls:
+            controls.append(generic)
+    least = math.ceil(bounds.get("min_sample_size", 1))
+    n = choices.sample_size or opening.sample_size
+    n = max(least, min(n, math.floor(bounds.get("max_sample_size", n))))
+    protocol = Protocol(
+        sample_size=n,
+        controls=controls,
+        technique=choices.technique or opening.technique,
+        duration_days=opening.duration_days,
+        required_equipment=opening.required_equipment,
+        required_reagents=opening.required_reagents,
+        rationale=addresses(choices.elements),
+    )
+    budget = bounds.get("max_budget", math.inf)
+    while protocol.sample_size > least and estimate_protocol_cost(protocol) > budget:
+        protocol = protocol.model_copy(update={"sample_size": max(least, protocol.sample_size * 3 // 4)})
+    return ScientistAction(action_type=ScientistActionType.PROPOSE_PROTOCOL, **protocol.model_dump())
+
+
+class _Planner:
+    """A Scientist that opens with its own choices (`choices`; None: the baseline's opening) and
+    then follows the baseline, keeping its rationale."""
+
+    name = "planner"
+
+    def choices(self, observation: ScientistObservation) -> Choices | None:
+        raise NotImplementedError
+
+    def act(self, episode: Episode) -> ScientistAction:
+        observation = episode.scientist_observation()
+        protocol = observation.current_protocol
+        if protocol is None:
+            choices = self.choices(observation)
+            if choices is None:
+                return build_baseline_scientist_action(observation)
+            return planned(observation, choices)
+        move = build_baseline_scientist_action(observation)
+        if move.action_type is ScientistActionType.REVISE_PROTOCOL and protocol.rationale.startswith(
+            "Addresses"
+        ):
+            return move.model_copy(update={"rationale": protocol.rationale})
+        return move
+
+
+class PublicReaderScientist(_Planner):
+    """Plans from what the paper's method affirms and the sample size its finding reports."""
+
+    name = "reader"
+
+    def choices(self, observation: ScientistObservation) -> Choices:
+        reading = read_paper(observation.paper, observation.candidates)
+        technique = reading.techniques[0] if reading.techniques else None
+        return Choices(technique, reading.elements, reading.controls, observation.paper.reported_sample_size)
+
+
+class MemorizerScientist(_Planner):
+    """Plays, for a paper it was fitted on, the choices its study made most often; otherwise the
+    baseline. Fitted on the train split's packs of `seeds` (every registered template and
+    difficulty unless given)."""
+
+    name = "memorizer"
+
+    def __init__(
+        self,
+        seeds: Iterable[int] = range(50),
+        templates: Iterable[str] | None = None,
+        difficulties: Iterable[str] = DIFFICULTIES,
+    ) -> None:
+        seen: dict[str, list[Choices]] = {}
+        levels = tuple(difficulties)
+        for template in templates or template_names():
+            for seed in seeds:
+                for level in levels:
+                    pack = generate_scenario(seed, template, level, "train")
+                    spec = pack.hidden_reference_spec
+                    seen.setdefault(pack.paper.title, []).append(
+                        Choices(
+                            spec.technique,
+                            tuple(spec.required_elements),
+                            tuple(spec.original_controls),
+                            spec.sample_size,
+                        )
+                    )
+        self.table = {key: _most_often(plays) for key, plays in seen.items()}
+
+    def choices(self, observation: ScientistObservation) -> Choices | None:
+        return self.table.get(observation.paper.title)
+
+
+def _most_often(plays: list[Choices]) -> Choices:
+    """The modal technique, the elements and controls in at least half the plays, the median n."""
+    techniques = Counter(play.technique for play in plays)
+    elements = Counter(e for play in plays for e in play.elements)
+    controls = Counter(c for play in plays for c in play.controls)
+    half = len(plays) / 2
+    sizes = sorted(play.sample_size or 0 for play in plays)
+    return Choices(
+        techniques.most_common(1)[0][0],
+        tuple(e for e, count in elements.items() if count >= half),
+        tuple(c for c, count in controls.items() if count >= half),
+        sizes[len(sizes) // 2] or None,
+    )
