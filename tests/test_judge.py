@@ -61,7 +61,7 @@ def good_plan(pack: NormalizedScenarioPack) -> Protocol:
         for item in pack.resources
         if item.essential and not item.available
     }
-    plan = minimal_protocol(case, pack.difficulty, swaps)
+    plan = minimal_protocol(case, pack.difficulty, swaps, pack.hidden_reference_spec)
     rationale = "; ".join(pack.hidden_reference_spec.required_elements)
     return plan.model_copy(update={"rationale": rationale})
 

@@ -66,12 +66,12 @@ def feasible_protocol(scenario: NormalizedScenarioPack) -> Protocol:
         for item in scenario.resources
         if item.essential and not item.available
     }
-    return minimal_protocol(case_of(scenario), scenario.difficulty, swaps)
+    return minimal_protocol(case_of(scenario), scenario.difficulty, swaps, scenario.hidden_reference_spec)
 
 
 def paper_protocol(scenario: NormalizedScenarioPack) -> Protocol:
     """The paper's own plan: full size and duration, every control, the original items."""
-    return published_protocol(case_of(scenario))
+    return published_protocol(case_of(scenario), scenario.hidden_reference_spec)
 
 
 def forbidden_terms(scenario: NormalizedScenarioPack) -> list[str]:

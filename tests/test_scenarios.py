@@ -33,6 +33,7 @@ from replicalab.scenarios import (
     template_names,
 )
 from replicalab.scenarios import registry as registry_module
+from replicalab.scenarios.study import candidates_of
 from replicalab.scenarios.types import CatalogueItem, quantity_table, term_table
 from replicalab.validation import validate_protocol
 from tests.processes import stdout_of
@@ -112,14 +113,20 @@ def test_pack_shape_and_observations_agree(template: str, difficulty: str) -> No
     data = get_template(template)
     for seed in range(60):
         pack = generate_scenario(seed, template, difficulty)
-        assert pack.scenario_id == f"{template}-{difficulty}-{seed}"
+        assert pack.scenario_id == f"{template}-train-{difficulty}-{seed}"
         assert (pack.template, pack.difficulty, pack.seed) == (template, difficulty, seed)
         assert pack.domain_id == data.domain_id
         case = case_of(pack)
-        assert pack.paper == case.paper
-        assert pack.hidden_reference_spec == case.hidden_reference.model_copy(
-            update={"technique": case.technique}
-        )
+        spec = pack.hidden_reference_spec
+        assert case.split == "train" and pack.paper.title == case.title
+        assert pack.candidates == candidates_of(case) == pack.scientist_observation.candidates
+        assert spec.technique in pack.candidates.techniques
+        assert len(spec.required_elements) == case.required_count
+        assert set(spec.required_elements) <= set(pack.candidates.elements)
+        assert len(spec.original_controls) == case.control_count
+        assert pack.paper.reported_sample_size == spec.sample_size
+        assert case.sample_size_range[0] <= spec.sample_size <= case.sample_size_range[1]
+        assert str(spec.sample_size) in pack.paper.key_finding
         ids = [c.id for c in pack.constraints]
         assert len(set(ids)) == len(ids)
         kinds = [c.kind for c in pack.constraints]
@@ -166,8 +173,7 @@ def test_hidden_reference_stays_out_of_the_scientist_view() -> None:
         visible = pack.scientist_observation.model_dump_json()
         spec = pack.hidden_reference_spec
         assert spec.summary not in visible
-        for element in spec.required_elements:
-            assert element not in visible
+        assert "required_elements" not in visible and "original_controls" not in visible
 
 
 # --------------------------------------------------------------------------- difficulty
@@ -217,7 +223,7 @@ def test_difficulty_tightens_the_lab(template: str, difficulty: str) -> None:
 def test_minimal_protocol_with_substitutes_passes_validation(template: str, difficulty: str) -> None:
     for seed in range(100):
         pack = generate_scenario(seed, template, difficulty)
-        protocol = minimal_protocol(case_of(pack), difficulty, swaps_of(pack))
+        protocol = minimal_protocol(case_of(pack), difficulty, swaps_of(pack), pack.hidden_reference_spec)
         result = validate_protocol(protocol, pack)
         assert result.ok, (pack.scenario_id, result.errors)
 
@@ -277,10 +283,10 @@ def test_register_template_feeds_the_generator() -> None:
     families = {family.template: family for family in available_scenario_families()}
     assert families["custom_ml"].domain_id == "custom_ml"
     pack = generate_scenario(5, "custom_ml", "hard")
-    assert pack.scenario_id == "custom_ml-hard-5"
+    assert pack.scenario_id == "custom_ml-train-hard-5"
     assert pack.domain_id == "custom_ml" and pack.case_id.startswith("custom_ml_")
     assert any(c.kind == "min_sample_size" and c.quantity == 3.0 for c in pack.constraints)
-    protocol = minimal_protocol(case_of(pack), "hard", swaps_of(pack))
+    protocol = minimal_protocol(case_of(pack), "hard", swaps_of(pack), pack.hidden_reference_spec)
     assert validate_protocol(protocol, pack).ok
     assert pack.model_dump_json() == generate_scenario(5, "custom_ml", "hard").model_dump_json()
 

@@ -246,7 +246,8 @@ def _lab_facts(case: CasePlan, study: Study, level: Difficulty, draws: Draws, sa
         spent = 0.1 * draws.spent
     else:
         budget = bounds.min_cost + (bounds.ref_cost - bounds.min_cost) * (0.1 + 0.3 * draws.budget)
-        time_limit = case.case.min_duration_days + int(2 * draws.time_limit)
+        shortest, published = case.case.min_duration_days, case.case.base_duration_days
+        time_limit = min(shortest + int(2 * draws.time_limit), max(shortest, published - 1))
         staff = bounds.min_staff
         spent = 0.1 + 0.15 * draws.spent
     remaining = float(max(round(budget / 10.0) * 10.0, bounds.least_budget))
