@@ -39,7 +39,7 @@ def _fourth_family(path: Path) -> Path:
     data["baseline_plan"]["priority"] = 3
     for case in data["cases"]:
         case["case_id"] = "clin_" + case["case_id"]
-        case["paper"]["title"] = "Re-analysis: " + case["paper"]["title"]
+        case["title"] = "Re-analysis: " + case["title"]
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
 
