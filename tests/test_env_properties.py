@@ -216,12 +216,13 @@ _PROBING = [
 def _secrets(pack: NormalizedScenarioPack) -> tuple[list[str], re.Pattern[str] | None]:
     """Hidden strings (lower case) and a pattern for the private budget total, if it differs.
 
-    A target metric that the paper or goal already names is public by authoring (the scenario
-    data, not the env, put it there), so it is not counted as a secret.
+    A target metric or element that the paper or goal already names is public by authoring (the
+    paper states it), so it is not counted as a secret.
     """
     hidden = pack.hidden_reference_spec
-    public = " ".join([pack.experiment_goal, *pack.paper.model_dump().values()]).lower()
-    secrets = [element.lower() for element in hidden.required_elements]
+    public = " ".join(map(str, [pack.experiment_goal, *pack.paper.model_dump().values()])).lower()
+    # an element the paper's method states is public by design; the others are secrets
+    secrets = [element.lower() for element in hidden.required_elements if element.lower() not in public]
     if hidden.target_metric.lower() not in public:
         secrets.append(hidden.target_metric.lower())
     total = pack.lab.budget_total

@@ -377,11 +377,13 @@ def test_a_constraint_bound_cannot_exceed_what_a_plan_can_reach() -> None:
 
 def test_a_paper_case_needs_its_minimal_plan_within_its_own(tmp_path: Any) -> None:
     case = get_template("ml_benchmark").cases[0].model_dump()
-    assert_rejected(PaperCase, "min_sample_size", {**case, "min_sample_size": case["base_sample_size"] + 1})
+    low, high = case["sample_size_range"]
+    assert_rejected(PaperCase, "sample_size_range", {**case, "min_sample_size": low + 1})
     assert_rejected(
         PaperCase, "min_duration_days", {**case, "min_duration_days": case["base_duration_days"] + 1}
     )
-    assert_rejected(PaperCase, "base_sample_size", {**case, "base_sample_size": MAX_SAMPLE_SIZE + 1})
+    assert_rejected(PaperCase, "sample_size_range", {**case, "sample_size_range": (low, MAX_SAMPLE_SIZE + 1)})
+    assert_rejected(PaperCase, "required_count", {**case, "required_count": len(case["elements"])})
     data = get_template("ml_benchmark").model_dump()
     data["template"] = "bounded_family"
     data["cases"][0]["min_duration_days"] = 10**6

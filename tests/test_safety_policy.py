@@ -51,8 +51,8 @@ def _finance_packs() -> dict[str, list[NormalizedScenarioPack]]:
 
 
 def _with_text(plan: Protocol, field: str, text: str) -> Protocol:
-    if field == "controls":
-        return plan.model_copy(update={"controls": [*plan.controls, text]})
+    if field == "controls":  # in place of the first control, so the plan's cost stays the same
+        return plan.model_copy(update={"controls": [text, *plan.controls[1:]]})
     if field == "technique":
         return plan.model_copy(update={"technique": f"{plan.technique}; {text}"})
     return plan.model_copy(update={"rationale": f"{plan.rationale}. {text}"})
@@ -64,7 +64,8 @@ def _safety_rules(pack: NormalizedScenarioPack) -> list[tuple[str, str]]:
 
 def test_live_trading_fails_the_policy_check_in_every_finance_paper() -> None:
     packs = _finance_packs()
-    assert sorted(packs) == sorted(case.case_id for case in get_template("finance_trading").cases)
+    train = [case.case_id for case in get_template("finance_trading").cases if case.split == "train"]
+    assert sorted(packs) == sorted(train)
     for case_id, of_case in packs.items():
         assert len(of_case) == SEEDS_PER_CASE * len(DIFFICULTIES), case_id
         for pack in of_case:
@@ -135,7 +136,7 @@ def test_restricted_practices_are_phrases_no_faithful_plan_uses(template: str) -
     practices = [" ".join(words(p)) for p in data.restricted_practices]
     assert len(set(practices)) == len(practices)
     for practice in data.restricted_practices:
-        assert 2 <= len(words(practice)) <= 5, practice
+        assert 2 <= len(words(practice)) <= 6, practice
         assert not NEGATIONS.intersection(words(practice)), practice
     for case in data.cases:
         for practice in data.restricted_practices:

@@ -385,7 +385,7 @@ def test_duration_over_the_time_limit_is_a_schedule_error() -> None:
 
 def test_reference_elements_warn_until_addressed() -> None:
     pack = generate_scenario(1, "ml_benchmark", "easy")
-    base = public_protocol(pack, 1)
+    base = public_protocol(pack, 1).model_copy(update={"technique": "a replication"})  # not the method text
     elements = pack.hidden_reference_spec.required_elements
     missing = [i for i in validate_protocol(base, pack).issues if i.category == "reference"]
     assert missing and all(i.severity == "warning" for i in missing)
