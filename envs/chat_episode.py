@@ -14,11 +14,10 @@ answers inside the same turn, as in the Gymnasium env.
   Lab Manager's answer (and the refusal, if the move was refused). When the episode is over
   there is no next observation: `closing_message` says how it ended.
 
-Scenarios are named by their `scenario_id` (`{template}-{difficulty}-{seed}`), which is what the
-datasets of both adapters hold. `split` is accepted and checked so that callers can name one
-already; until the templates' cases are partitioned every split draws from all of a template's
-cases. No rule of the game lives here: the episode, the parser, the Lab Manager and the judge
-are `replicalab`'s.
+Scenarios are named by their `scenario_id` (`{template}-{split}-{difficulty}-{seed}`), which is
+what the datasets of both adapters hold; a split's ids draw only from that split's paper cases.
+No rule of the game lives here: the episode, the parser, the Lab Manager and the judge are
+`replicalab`'s.
 """
 
 from __future__ import annotations
@@ -32,9 +31,8 @@ from replicalab.baselines.metrics import digest
 from replicalab.episode import SCIENTIST, Episode, coerce_action
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import BUILTIN_TEMPLATES, DEFAULT_MAX_ROUNDS, DIFFICULTIES, generate_scenario
-
-SPLITS = ("train", "validation", "test")
-"""The names `split` accepts (reserved: every split draws from all cases today)."""
+from replicalab.scenarios.registry import check_split
+from replicalab.scenarios.types import SPLITS
 
 Message = dict[str, str]  # one chat message: {"role": ..., "content": ...}
 
@@ -43,6 +41,7 @@ class ScenarioKey(NamedTuple):
     """What generates one scenario pack."""
 
     template: str
+    split: str
     difficulty: str
     seed: int
 
@@ -51,19 +50,13 @@ def parse_scenario_id(scenario_id: str) -> ScenarioKey:
     """The key of a pack's `scenario_id`, read from the right (a template name may hold '-')."""
     if not isinstance(scenario_id, str):
         raise TypeError(f"scenario_id: expected a str, got {type(scenario_id).__name__}")
-    parts = scenario_id.rsplit("-", 2)
-    if len(parts) != 3 or not parts[2].isdigit() or parts[1] not in DIFFICULTIES:
+    parts = scenario_id.rsplit("-", 3)
+    if len(parts) != 4 or not parts[3].isdigit() or parts[2] not in DIFFICULTIES or parts[1] not in SPLITS:
         raise ValueError(
-            f"scenario_id: expected '{{template}}-{{difficulty}}-{{seed}}' with a difficulty of "
-            f"{', '.join(DIFFICULTIES)}, got {scenario_id!r}"
+            f"scenario_id: expected '{{template}}-{{split}}-{{difficulty}}-{{seed}}' with a split of "
+            f"{', '.join(SPLITS)} and a difficulty of {', '.join(DIFFICULTIES)}, got {scenario_id!r}"
         )
-    return ScenarioKey(parts[0], parts[1], int(parts[2]))
-
-
-def check_split(split: str) -> str:
-    if split not in SPLITS:
-        raise ValueError(f"split: must be one of {', '.join(SPLITS)}, got {split!r}")
-    return split
+    return ScenarioKey(parts[0], parts[1], parts[2], int(parts[3]))
 
 
 def scenario_ids(
@@ -90,7 +83,7 @@ def scenario_ids(
         for template in chosen_templates:
             for difficulty in chosen_difficulties:
                 # Generating checks the names (an error names the valid ones) and gives the id.
-                ids.append(generate_scenario(seed, template, difficulty).scenario_id)
+                ids.append(generate_scenario(seed, template, difficulty, split).scenario_id)
     return ids
 
 
@@ -116,7 +109,7 @@ class ChatEpisode:
         reward_config: str | RewardConfig = "default",
     ) -> None:
         key = parse_scenario_id(scenario_id)
-        pack = generate_scenario(key.seed, key.template, key.difficulty)
+        pack = generate_scenario(key.seed, key.template, key.difficulty, key.split)
         self.episode = Episode(pack, max_rounds=max_rounds, reward_config=reward_config_of(reward_config))
 
     @property

@@ -74,7 +74,7 @@ def scenario_dataset(
     num_seeds: int = 100,
 ) -> Dataset:
     """A `prompt` column of scenario ids: every template × difficulty × seed in `range(num_seeds)`
-    of `split` (reserved: every split draws from all cases today)."""
+    of `split` (its paper cases only)."""
     return Dataset.from_dict(
         {"prompt": scenario_ids(split, templates=templates, difficulties=difficulties, num_seeds=num_seeds)}
     )

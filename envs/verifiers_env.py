@@ -16,8 +16,8 @@ by the episode (an error code, a penalty, a lost round), never by this module.
 
 ## Dataset
 Scenario seeds of a split: every template × difficulty × seed in `range(num_seeds)`, ordered
-seed first. `split` ("train", "validation" or "test") is reserved: every split draws from all
-of a template's cases until the cases are partitioned.
+seed first. `split` ("train", "validation" or "test") picks the held-out set of paper cases the
+scenarios come from.
 
 ## Rewards
 `scientist_return`: the Scientist's return under `reward_config` (a preset name or a

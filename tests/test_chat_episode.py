@@ -14,7 +14,7 @@ from replicalab.episode import EpisodeOverError
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 from tests.chat_oracle import ACCEPT, GARBAGE, baseline_proposal, gymnasium_outcome
 
-SCENARIO = "finance_trading-hard-3"
+SCENARIO = "finance_trading-train-hard-3"
 PROPOSAL = baseline_proposal(SCENARIO)
 
 replies = st.one_of(
@@ -66,32 +66,38 @@ def test_playing_after_the_end_is_refused() -> None:
         chat.play(ACCEPT)
 
 
-@given(st.integers(0, 10**6), st.sampled_from(BUILTIN_TEMPLATES), st.sampled_from(DIFFICULTIES))
-def test_a_pack_id_names_the_pack(seed: int, template: str, difficulty: str) -> None:
-    pack = generate_scenario(seed, template, difficulty)
+@given(
+    st.integers(0, 10**6),
+    st.sampled_from(BUILTIN_TEMPLATES),
+    st.sampled_from(DIFFICULTIES),
+    st.sampled_from(SPLITS),
+)
+def test_a_pack_id_names_the_pack(seed: int, template: str, difficulty: str, split: str) -> None:
+    pack = generate_scenario(seed, template, difficulty, split)
     key = parse_scenario_id(pack.scenario_id)
-    assert (key.template, key.difficulty, key.seed) == (template, difficulty, seed)
+    assert (key.template, key.split, key.difficulty, key.seed) == (template, split, difficulty, seed)
     assert ChatEpisode(pack.scenario_id).episode.scenario == pack
 
 
 @given(st.text(max_size=40))
-@example("ml_benchmark-easy")
-@example("ml_benchmark-extreme-3")
-@example("ml_benchmark-easy--3")
+@example("ml_benchmark-train-easy")
+@example("ml_benchmark-train-extreme-3")
+@example("ml_benchmark-dev-easy-3")
+@example("ml_benchmark-train-easy--3")
 def test_text_that_is_no_scenario_id_is_refused_by_name(text: str) -> None:
     try:
         key = parse_scenario_id(text)
     except ValueError as error:
         assert str(error).startswith("scenario_id: expected")
     else:
-        assert text == f"{key.template}-{key.difficulty}-{key.seed}"
+        assert text == f"{key.template}-{key.split}-{key.difficulty}-{key.seed}"
 
 
 def test_bad_constructor_arguments_are_refused_by_name() -> None:
     with pytest.raises(TypeError, match="scenario_id: expected a str"):
         parse_scenario_id(7)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="template: unknown template 'chemistry'"):
-        ChatEpisode("chemistry-easy-1")
+        ChatEpisode("chemistry-train-easy-1")
     with pytest.raises(ValueError, match="max_rounds: must be at least 2"):
         ChatEpisode(SCENARIO, max_rounds=1)
     with pytest.raises(TypeError, match="reward_config: expected a preset name or a RewardConfig"):
@@ -100,10 +106,12 @@ def test_bad_constructor_arguments_are_refused_by_name() -> None:
 
 def test_scenario_ids_cover_the_grid_seed_first() -> None:
     ids = scenario_ids(templates=["ml_benchmark", "math_reasoning"], difficulties=["hard"], num_seeds=3)
-    assert ids == [f"{t}-hard-{s}" for s in range(3) for t in ("ml_benchmark", "math_reasoning")]
+    assert ids == [f"{t}-train-hard-{s}" for s in range(3) for t in ("ml_benchmark", "math_reasoning")]
     assert len(scenario_ids(num_seeds=2)) == len(BUILTIN_TEMPLATES) * len(DIFFICULTIES) * 2
-    assert all(scenario_ids(split, num_seeds=1) == scenario_ids(num_seeds=1) for split in SPLITS)
-    with pytest.raises(ValueError, match="split: must be one of train, validation, test"):
+    test_cases = {ChatEpisode(i).episode.scenario.case_id for i in scenario_ids("test", num_seeds=20)}
+    train_cases = {ChatEpisode(i).episode.scenario.case_id for i in scenario_ids(num_seeds=20)}
+    assert test_cases and not test_cases & train_cases  # a split's ids draw from its own cases
+    with pytest.raises(ValueError, match="split: unknown split 'dev'; valid: train, validation, test"):
         scenario_ids("dev")
     with pytest.raises(ValueError, match="num_seeds: must be a positive int"):
         scenario_ids(num_seeds=True)

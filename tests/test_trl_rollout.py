@@ -37,7 +37,7 @@ from replicalab.scenarios import generate_scenario
 from tests.chat_oracle import ACCEPT, GARBAGE, baseline_proposal, gymnasium_outcome
 from tests.tiny_lm import MOVES, bpe_tokenizer, only, tiny_llama
 
-SCENARIOS = ["ml_benchmark-easy-0", "ml_benchmark-hard-1", "finance_trading-medium-2"]
+SCENARIOS = ["ml_benchmark-train-easy-0", "ml_benchmark-train-hard-1", "finance_trading-train-medium-2"]
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,7 @@ def test_a_chat_template_that_rewrites_earlier_turns_is_refused(tokenizer: PreTr
     [
         ("ml_benchmark-easy", "scenario_id: expected"),
         ("ml_benchmark-trivial-3", "scenario_id: expected"),
-        ("chemistry-easy-3", "template: unknown template 'chemistry'"),
+        ("chemistry-train-easy-3", "template: unknown template 'chemistry'"),
     ],
 )
 def test_a_prompt_that_is_not_a_scenario_id_is_refused(
@@ -174,17 +174,17 @@ def test_bad_arguments_are_refused_by_name() -> None:
         rollout_func(max_rounds=1)
     with pytest.raises(ValueError, match="reward preset: unknown 'dense'"):
         rollout_func(reward_config="dense")
-    with pytest.raises(ValueError, match="split: must be one of train, validation, test"):
+    with pytest.raises(ValueError, match="split: unknown split 'dev'; valid: train, validation, test"):
         scenario_dataset("dev")
 
 
 def test_the_dataset_holds_scenario_ids_and_the_rewards_read_the_rollout() -> None:
     dataset = scenario_dataset(templates=["math_reasoning"], difficulties=["easy", "hard"], num_seeds=2)
     assert dataset["prompt"] == [
-        "math_reasoning-easy-0",
-        "math_reasoning-hard-0",
-        "math_reasoning-easy-1",
-        "math_reasoning-hard-1",
+        "math_reasoning-train-easy-0",
+        "math_reasoning-train-hard-0",
+        "math_reasoning-train-easy-1",
+        "math_reasoning-train-hard-1",
     ]
     assert scientist_return_reward(["a", "b"], scientist_return=[1, -2.5]) == [1.0, -2.5]
     assert judge_score_reward(["a"], judge_score=[3.25]) == [3.25]

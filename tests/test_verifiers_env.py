@@ -109,7 +109,7 @@ def test_the_dataset_is_every_template_difficulty_and_seed_with_its_opening() ->
     rows = env.get_dataset()
     ids = [row["info"]["scenario_id"] for row in rows]
     assert len(ids) == len(set(ids)) == 3 * 3 * 2
-    assert ids[:3] == ["math_reasoning-easy-0", "math_reasoning-medium-0", "math_reasoning-hard-0"]
+    assert ids[:3] == ["math_reasoning-train-easy-0", "math_reasoning-train-medium-0", "math_reasoning-train-hard-0"]
     row = rows[7]
     key = parse_scenario_id(row["info"]["scenario_id"])
     pack = generate_scenario(key.seed, key.template, key.difficulty)
@@ -127,7 +127,7 @@ def test_the_rubric_weighs_the_return_and_logs_the_judge_score() -> None:
 @pytest.mark.parametrize(
     ("arguments", "match"),
     [
-        ({"split": "dev"}, "split: must be one of train, validation, test"),
+        ({"split": "dev"}, "split: unknown split 'dev'; valid: train, validation, test"),
         ({"max_rounds": 1}, "max_rounds: must be at least 2"),
         ({"templates": ["chemistry"]}, "template: unknown template 'chemistry'"),
         ({"difficulties": ["extreme"]}, "difficulty: unknown difficulty 'extreme'"),
@@ -140,9 +140,11 @@ def test_bad_arguments_are_refused_by_name(arguments: dict[str, Any], match: str
         load_environment(**arguments)
 
 
-def test_every_split_is_accepted_and_draws_from_all_cases_for_now() -> None:
+def test_each_split_draws_its_own_scenarios() -> None:
     rows = {split: load_environment(split, num_seeds=1).get_dataset()["info"] for split in ("train", "test")}
-    assert rows["train"] == rows["test"]
+    assert [row["scenario_id"].replace("-train-", "-test-") for row in rows["train"]] == [
+        row["scenario_id"] for row in rows["test"]
+    ]
 
 
 @pytest.fixture(scope="module")
