@@ -58,8 +58,10 @@ from replicalab.scenarios import (
     TemplateData,
     available_scenario_families,
     generate_scenario,
+    get_template,
     register_template,
 )
+from replicalab.scenarios.registry import check_split
 
 app = typer.Typer(
     name="replicalab",
@@ -112,11 +114,23 @@ def _names(values: list[str] | None) -> list[str] | None:
     return list(dict.fromkeys(part.strip() for v in values for part in v.split(",") if part.strip()))
 
 
-def _grid(templates: list[str] | None, difficulties: list[str] | None, seeds: int, first_seed: int) -> Grid:
+def _grid(
+    templates: list[str] | None,
+    difficulties: list[str] | None,
+    seeds: int,
+    first_seed: int,
+    split: str = "train",
+) -> Grid:
+    """The grid, refused by name when a template has no paper case in `split`."""
     try:
-        return Grid.of(_names(templates), _names(difficulties), seeds, first_seed)
+        grid = Grid.of(_names(templates), _names(difficulties), seeds, first_seed)
+        check_split(split)
     except ValueError as exc:
         raise _Problem(str(exc), _USAGE) from None
+    for template in grid.templates:
+        if not any(case.split == split for case in get_template(template).cases):
+            raise _Problem(f"split: template {template!r} has no {split} cases", _USAGE)
+    return grid
 
 
 def _reward_config(value: str) -> RewardConfig:
@@ -430,7 +444,7 @@ def evaluate(
     )
     with _user_errors(_USAGE):
         _register_templates(template_files)
-        grid = _grid(templates, difficulties, seeds, first_seed)
+        grid = _grid(templates, difficulties, seeds, first_seed, split)
         seats = _seats(scientist, lab_manager, generate_fn, jobs, chat, lab_manager_model)
         if not seats.served:
             llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
@@ -572,6 +586,7 @@ def scenarios(
             "--json", help="JSON instead of tables (with --show: the whole pack, hidden parts too)."
         ),
     ] = False,
+    split: SplitOpt = "train",
     template_files: TemplateFilesOpt = None,
 ) -> None:
     """List the scenario families, or show one generated scenario."""
@@ -586,7 +601,7 @@ def scenarios(
         return
     template, difficulty, seed = show
     with _user_errors(_USAGE):
-        pack = generate_scenario(seed, template, difficulty)
+        pack = generate_scenario(seed, template, difficulty, split)
     if as_json:
         typer.echo(pack.model_dump_json(indent=2))
     else:
@@ -623,7 +638,7 @@ def compare_rewards_command(
 
     with _user_errors(_USAGE):
         _register_templates(template_files)
-        grid = _grid(templates, difficulties, seeds, first_seed)
+        grid = _grid(templates, difficulties, seeds, first_seed, split)
         factories = _scientists(_names(scientists) or list(SCIENTISTS), generate_fn, "--scientists")
         configs = [_reward_config(name) for name in _names(presets) or list(PRESETS)]
     with _user_errors():

@@ -46,10 +46,11 @@ import verifiers as vf
 from datasets import Dataset
 from verifiers.types import UserMessage
 
-from replicalab.envs.chat_episode import ChatEpisode, check_split, reward_config_of, scenario_ids
+from replicalab.envs.chat_episode import ChatEpisode, reward_config_of, scenario_ids
 from replicalab.episode import check_max_rounds
 from replicalab.rewards import RewardConfig
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS
+from replicalab.scenarios.registry import check_split
 
 _EPISODE = "replicalab_episode"  # the state key of a rollout's ChatEpisode
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
 from replicalab.baselines.policies import RandomScientist
-from replicalab.baselines.runner import Grid, run_grid
+from replicalab.baselines.runner import Grid, Settings, run_grid
 
 TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2"]
 
@@ -78,7 +78,12 @@ def test_evaluate_writes_and_resumes_a_log(runner: CliRunner, tmp_path: Path) ->
 
 def _bytes_of_a_library_run(tmp_path: Path) -> bytes:
     path = tmp_path / "library.jsonl"
-    run_grid(Grid.of(["ml_benchmark"], ["easy", "hard"], 2), RandomScientist, out=path)
+    run_grid(
+        Grid.of(["ml_benchmark"], ["easy", "hard"], 2),
+        RandomScientist,
+        out=path,
+        settings=Settings(split="test"),
+    )
     return path.read_bytes()
 
 
@@ -167,7 +172,7 @@ def test_scenarios_lists_families_and_shows_a_pack(runner: CliRunner) -> None:
     assert {f["template"] for f in families} >= {"math_reasoning", "ml_benchmark"}
     brief = _ok(runner, "scenarios", "--show", "ml_benchmark", "hard", "3")
     pack = json.loads(_ok(runner, "scenarios", "--show", "ml_benchmark", "hard", "3", "--json"))
-    assert pack["scenario_id"] == "ml_benchmark-hard-3"
+    assert pack["scenario_id"] == "ml_benchmark-train-hard-3"
     assert pack["paper"]["title"] in brief and "constraints" in brief and "resources" in brief
     assert "hidden_reference_spec" in pack
     assert pack["hidden_reference_spec"]["summary"] not in brief  # the brief is public only

@@ -377,7 +377,7 @@ def test_a_constraint_bound_cannot_exceed_what_a_plan_can_reach() -> None:
 
 def test_a_paper_case_needs_its_minimal_plan_within_its_own(tmp_path: Any) -> None:
     case = get_template("ml_benchmark").cases[0].model_dump()
-    low, high = case["sample_size_range"]
+    low = case["sample_size_range"][0]
     assert_rejected(PaperCase, "sample_size_range", {**case, "min_sample_size": low + 1})
     assert_rejected(
         PaperCase, "min_duration_days", {**case, "min_duration_days": case["base_duration_days"] + 1}

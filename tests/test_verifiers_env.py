@@ -109,7 +109,11 @@ def test_the_dataset_is_every_template_difficulty_and_seed_with_its_opening() ->
     rows = env.get_dataset()
     ids = [row["info"]["scenario_id"] for row in rows]
     assert len(ids) == len(set(ids)) == 3 * 3 * 2
-    assert ids[:3] == ["math_reasoning-train-easy-0", "math_reasoning-train-medium-0", "math_reasoning-train-hard-0"]
+    assert ids[:3] == [
+        "math_reasoning-train-easy-0",
+        "math_reasoning-train-medium-0",
+        "math_reasoning-train-hard-0",
+    ]
     row = rows[7]
     key = parse_scenario_id(row["info"]["scenario_id"])
     pack = generate_scenario(key.seed, key.template, key.difficulty)
