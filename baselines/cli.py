@@ -392,7 +392,7 @@ def evaluate(
     seeds: SeedsOpt = 20,
     first_seed: FirstSeedOpt = 0,
     scientist: Annotated[
-        str, typer.Option("--scientist", "-s", help="baseline | random | oracle | llm.")
+        str, typer.Option("--scientist", "-s", help="baseline | random | oracle | reader | llm.")
     ] = "baseline",
     generate_fn: GenerateFnOpt = None,
     reward_config: Annotated[
@@ -639,7 +639,7 @@ def compare_rewards_command(
     with _user_errors(_USAGE):
         _register_templates(template_files)
         grid = _grid(templates, difficulties, seeds, first_seed, split)
-        factories = _scientists(_names(scientists) or list(SCIENTISTS), generate_fn, "--scientists")
+        factories = _scientists(_names(scientists) or ["baseline", "random", "oracle"], generate_fn, "--scientists")
         configs = [_reward_config(name) for name in _names(presets) or list(PRESETS)]
     with _user_errors():
         _writable_dir(out_dir, "--out-dir")

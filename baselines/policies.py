@@ -29,6 +29,7 @@ from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.lab_manager_prompts import build_lab_manager_system_prompt, call_lab_manager_with_retry
 from replicalab.agents.retry import GenerateFn, RetryMetadata
 from replicalab.baselines.oracle import OracleScientist
+from replicalab.baselines.probes import PublicReaderScientist
 from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
 from replicalab.models import LabManagerAction, ScientistAction, ScientistActionType
 from replicalab.scenarios import NormalizedScenarioPack
@@ -264,5 +265,6 @@ SCIENTISTS: dict[str, Callable[[], Policy]] = {
     "baseline": BaselineScientist,
     "random": RandomScientist,
     "oracle": OracleScientist,
+    "reader": PublicReaderScientist,
 }
 """Scientist policies that need no arguments, by the name the CLI uses (`llm` needs a model)."""

@@ -133,6 +133,9 @@ def _find(phrase: tuple[str, ...], tokens: tuple[str, ...]) -> list[int]:
     return [i for i, tok in enumerate(tokens) if tok == first and tokens[i : i + n] == phrase]
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
 def mentions(phrase: str, text: str) -> bool:
     """True when `phrase` occurs in `text` as a whole-word sequence."""
     return occurs(phrase, spaced(text))
@@ -145,12 +148,15 @@ def occurs(phrase: str, spaced_text: str) -> bool:
 
 
 def affirmed(phrase: str, text: str) -> bool:
-    """True when `phrase` occurs in `text` at least once without a negation just before it."""
+    """True when `phrase` occurs in `text` at least once without a negation just before it in
+    the same sentence (a "no" that ends one sentence does not deny what opens the next)."""
     if not mentions(phrase, text):
         return False
-    tokens = words(text)
-    for start in _find(words(phrase), tokens):
-        window = tokens[max(0, start - _NEGATION_WINDOW) : start]
-        if not NEGATIONS.intersection(window):
-            return True
+    needle = words(phrase)
+    for sentence in _SENTENCE_END.split(text):
+        tokens = words(sentence)
+        for start in _find(needle, tokens):
+            window = tokens[max(0, start - _NEGATION_WINDOW) : start]
+            if not NEGATIONS.intersection(window):
+                return True
     return False

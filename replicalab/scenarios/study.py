@@ -14,7 +14,6 @@ both come from the draw.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TypeVar
 
 from replicalab.models import Candidates, Paper
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
@@ -25,7 +24,6 @@ P_DENIED = 0.4
 """The chance that it says, of each other candidate element, that the study did not do it."""
 STUDY_DRAWS = 64
 """Uniforms one study draws (the most any case can use, so cases never shift each other's)."""
-C = TypeVar("C", bound=Choice)
 _SLOTS = (1, 8, 6, 1, 1, 8, 8, 16)  # technique, element ranks, control ranks, n, target, said, denied, order
 
 
@@ -57,15 +55,17 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float]) -> Study:
     """The study of a pack, from `STUDY_DRAWS` uniforms in [0, 1)."""
     technique_u, element_ranks, control_ranks, n_u, target_u, said, denied, order = _split(u)
     technique = case.techniques[int(technique_u * len(case.techniques))]
-    elements = _subset(case.elements, element_ranks, case.required_count)
-    controls = _subset(case.controls, control_ranks, case.control_count)
+    drawn = _chosen(len(case.elements), element_ranks, case.required_count)
+    elements = tuple(e for i, e in enumerate(case.elements) if i in drawn)
+    others = [e for i, e in enumerate(case.elements) if i not in drawn]
+    kept = _chosen(len(case.controls), control_ranks, case.control_count)
+    controls = tuple(c for i, c in enumerate(case.controls) if i in kept)
     low, high = case.sample_size_range
     n = low + int(n_u * (high - low + 1))
     t_low, t_high = case.target_range
     target = f"{t_low + (t_high - t_low) * target_u:.{case.target_decimals}f}"
     sentences = [technique.clue, *(c.clue for c in controls)]
     sentences += [e.clue for e, coin in zip(elements, said, strict=False) if coin < P_SAID[level]]
-    others = [e for e in case.elements if e not in elements]
     sentences += [e.negated for e, coin in zip(others, denied, strict=False) if coin < P_DENIED]
     ranked = sorted(range(len(sentences)), key=lambda i: order[i % len(order)])
     method = " ".join([case.method_intro, *(sentences[i] for i in ranked)])
@@ -124,8 +124,6 @@ def _split(
     )
 
 
-def _subset(choices: list[C], ranks: list[float], k: int) -> tuple[C, ...]:
-    """The `k` choices of lowest rank, in the case's order."""
-    order = sorted(range(len(choices)), key=lambda i: ranks[i % len(ranks)])
-    chosen = set(order[:k])
-    return tuple(choice for i, choice in enumerate(choices) if i in chosen)
+def _chosen(n: int, ranks: list[float], k: int) -> frozenset[int]:
+    """The indices of the `k` of `n` choices of lowest rank."""
+    return frozenset(sorted(range(n), key=lambda i: ranks[i % len(ranks)])[:k])

@@ -1,0 +1,157 @@
+"""Held-out splits, studies drawn per pack, and the probes that show what the benchmark measures:
+a split's scenarios come from its own papers; the paper's text says what the drawn study did; the
+hidden study reaches the Scientist only through that text; reading pays and remembering does not."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from replicalab.baselines.policies import BaselineScientist
+from replicalab.baselines.probes import MemorizerScientist, PublicReaderScientist
+from replicalab.baselines.runner import Grid, Settings, run_grid
+from replicalab.envs import replicalab_v0
+from replicalab.judge import build_reward_breakdown
+from replicalab.models import Protocol
+from replicalab.reading import addresses, read_paper
+from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario, get_template
+from replicalab.scenarios.types import SPLITS
+from replicalab.text import affirmed
+
+
+def _cases(template: str, split: str) -> set[str]:
+    return {case.case_id for case in get_template(template).cases if case.split == split}
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_split_draws_only_its_own_papers(split: str) -> None:
+    for template in BUILTIN_TEMPLATES:
+        drawn = {generate_scenario(seed, template, "medium", split).case_id for seed in range(200)}
+        assert drawn == _cases(template, split)
+        assert generate_scenario(3, template, "hard", split).scenario_id == f"{template}-{split}-hard-3"
+
+
+def test_the_splits_partition_every_family_with_a_quarter_held_out_for_test() -> None:
+    for template in BUILTIN_TEMPLATES:
+        cases = get_template(template).cases
+        sets = [_cases(template, split) for split in SPLITS]
+        assert sum(map(len, sets)) == len(cases) >= 16 and not set.intersection(*sets)
+        assert len(_cases(template, "test")) >= len(cases) / 4
+
+
+def test_bad_splits_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="split: unknown split 'dev'; valid: train, validation, test"):
+        generate_scenario(0, "ml_benchmark", "easy", "dev")
+    with pytest.raises(ValueError, match="split: unknown split 'dev'"):
+        replicalab_v0.env(split="dev")
+    with pytest.raises(ValueError, match="split: unknown split 'dev'"):
+        Settings(split="dev")
+    with pytest.raises(ValueError, match="num_train_scenarios: caps the train split only"):
+        replicalab_v0.env(split="test", num_train_scenarios=5)
+    with pytest.raises(ValueError, match="num_train_scenarios: must be a positive int"):
+        replicalab_v0.env(num_train_scenarios=0)
+
+
+def test_the_envs_draw_from_their_split_and_cap_the_training_scenarios() -> None:
+    env = replicalab_v0.env(split="test")
+    env.reset(seed=0)
+    seen = set()
+    for _ in range(60):
+        env.reset()
+        pack = env.unwrapped.episode.scenario
+        assert pack.split == "test" and pack.case_id in _cases(pack.template, "test")
+    capped = replicalab_v0.env(num_train_scenarios=3)
+    capped.reset(seed=1)
+    for _ in range(60):
+        capped.reset()
+        pack = capped.unwrapped.episode.scenario
+        seen.add((pack.template, pack.difficulty, pack.seed))
+    assert {seed for _, _, seed in seen} <= {0, 1, 2}
+
+
+def test_the_runner_plays_the_split_it_is_given() -> None:
+    result = run_grid(Grid.of(seeds=range(2)), BaselineScientist, settings=Settings(split="validation"))
+    assert all("-validation-" in log.scenario_id for log in result.logs)
+
+
+@pytest.mark.parametrize("level", DIFFICULTIES)
+def test_the_method_states_the_drawn_study_and_denies_only_undrawn_elements(level: str) -> None:
+    for template in BUILTIN_TEMPLATES:
+        for seed in range(40):
+            pack = generate_scenario(seed, template, level)
+            spec, method = pack.hidden_reference_spec, pack.paper.method
+            assert affirmed(spec.technique, method)
+            assert all(affirmed(control, method) for control in spec.original_controls)
+            reading = read_paper(pack.paper, pack.candidates)
+            assert set(reading.elements) <= set(spec.required_elements)  # never a distractor
+            assert not set(reading.denied_elements) & set(spec.required_elements)
+            assert str(spec.sample_size) in pack.paper.key_finding
+
+
+def test_a_case_shows_the_same_candidates_whatever_its_study() -> None:
+    by_case: dict[str, set[str]] = {}
+    for seed in range(200):
+        pack = generate_scenario(seed, "finance_trading", "hard")
+        by_case.setdefault(pack.case_id, set()).add(pack.candidates.model_dump_json())
+    assert all(len(seen) == 1 for seen in by_case.values())
+    drawn = {
+        generate_scenario(seed, "finance_trading", "hard").hidden_reference_spec.technique
+        for seed in range(200)
+    }
+    assert len(drawn) > 3  # while the studies differ
+
+
+def test_swapping_the_hidden_study_changes_nothing_the_scientist_sees_until_the_judge() -> None:
+    pack = generate_scenario(4, "ml_benchmark", "hard")
+    other = next(
+        p
+        for p in (generate_scenario(s, "ml_benchmark", "hard") for s in range(5, 200))
+        if p.case_id == pack.case_id and p.hidden_reference_spec != pack.hidden_reference_spec
+    )
+    swapped = pack.model_copy(update={"hidden_reference_spec": other.hidden_reference_spec})
+    seen = []
+    for scenario in (pack, swapped):
+        env = replicalab_v0.env()
+        env.reset(seed=0, options={"scenario": scenario})
+        for agent in env.possible_agents:
+            env.action_space(agent).seed(11)  # the same random moves in both games
+        trace = []
+        for agent in env.agent_iter():
+            obs, _, terminated, truncated, _ = env.last()
+            if agent == "scientist":
+                trace.append((obs["observation"].tobytes(), obs["action_mask"].tobytes()))
+            env.step(None if terminated or truncated else env.action_space(agent).sample(obs["action_mask"]))
+        seen.append(trace)
+    assert seen[0] == seen[1]
+
+
+def test_fidelity_charges_a_plan_that_claims_every_candidate() -> None:
+    for seed in range(30):
+        pack = generate_scenario(seed, "math_reasoning", "easy")
+        spec = pack.hidden_reference_spec
+        plan = Protocol(
+            sample_size=spec.sample_size,
+            controls=spec.original_controls,
+            technique=spec.technique,
+            duration_days=3,
+            rationale=addresses(spec.required_elements),
+        )
+        honest = build_reward_breakdown(plan, pack).fidelity
+        everything = plan.model_copy(update={"rationale": addresses(pack.candidates.elements)})
+        assert build_reward_breakdown(everything, pack).fidelity < honest
+
+
+def _mean_scores(factory: object, split: str) -> float:
+    grid = Grid.of(seeds=range(500, 510))
+    return statistics.fmean(d.score for d in run_grid(grid, factory, settings=Settings(split=split)).digests)  # type: ignore[arg-type]
+
+
+def test_reading_pays_and_remembering_does_not_generalize() -> None:
+    memorizer = MemorizerScientist(seeds=range(20))
+    baseline = {split: _mean_scores(BaselineScientist, split) for split in ("train", "test")}
+    remembered = {split: _mean_scores(lambda: memorizer, split) for split in ("train", "test")}
+    read = _mean_scores(PublicReaderScientist, "test")
+    assert remembered["train"] > baseline["train"] + 2.0  # it knows these papers
+    assert remembered["test"] == pytest.approx(baseline["test"])  # and none of these: the baseline
+    assert read > remembered["test"] + 4.0
