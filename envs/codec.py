@@ -39,6 +39,7 @@ from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs.spaces import (
     A_CONTROLS,
     A_DURATION,
+    A_ELEMENTS,
     A_ITEMS,
     A_QUESTION,
     A_SAMPLE,
@@ -46,6 +47,7 @@ from replicalab.envs.spaces import (
     A_TYPE,
     MAX_CONTROLS,
     MAX_DURATION,
+    MAX_ELEMENTS,
     MAX_ITEMS,
     MAX_TECHNIQUES,
     QUESTIONS,
@@ -69,9 +71,10 @@ from replicalab.models import (
     ScientistAction,
     ScientistActionType,
 )
+from replicalab.reading import addresses
 from replicalab.scenarios import NormalizedScenarioPack
+from replicalab.text import mentions
 
-STRUCTURED_RATIONALE = "Plan chosen by a structured policy."
 GENERIC_CONTROLS = (
     "baseline comparison",
     "negative control",
@@ -97,6 +100,7 @@ class Vocabulary:
         controls = [*reviews, *candidates.controls, *GENERIC_CONTROLS]
         self.techniques = list(dict.fromkeys(techniques))[:MAX_TECHNIQUES]
         self.controls = list(dict.fromkeys(controls))[:MAX_CONTROLS]
+        self.elements = list(dict.fromkeys(candidates.elements))[:MAX_ELEMENTS]
         self.technique_index = {name: i for i, name in enumerate(self.techniques)}
         self.control_index = {name: i for i, name in enumerate(self.controls)}
 
@@ -132,13 +136,16 @@ def _scientist_vector(element: object) -> list[int] | None:
     return values
 
 
-def _open_mask(n_techniques: int, n_controls: int, n_items: int) -> np.ndarray:
+def _open_mask(n_techniques: int, n_controls: int, n_elements: int, n_items: int) -> np.ndarray:
     """The flat mask with every action type legal: every value of the components but the slots
     this scenario lacks (a slot component's two values are "leave out", then "include")."""
     mask = np.ones(SCIENTIST_MASK_SIZE, dtype=np.int8)
-    technique, controls, items = (int(_OFFSETS[c]) for c in (A_TECHNIQUE, A_CONTROLS, A_ITEMS))
+    technique, controls, elements, items = (
+        int(_OFFSETS[c]) for c in (A_TECHNIQUE, A_CONTROLS, A_ELEMENTS, A_ITEMS)
+    )
     mask[technique + n_techniques : technique + MAX_TECHNIQUES] = 0
-    mask[controls + 2 * n_controls + 1 : items : 2] = 0
+    mask[controls + 2 * n_controls + 1 : elements : 2] = 0
+    mask[elements + 2 * n_elements + 1 : items : 2] = 0
     mask[items + 2 * n_items + 1 :: 2] = 0
     mask.flags.writeable = False
     return mask
@@ -151,9 +158,12 @@ class ScientistCodec:
         self.scenario = scenario
         self.vocabulary = Vocabulary.of(scenario) if vocabulary is None else vocabulary
         self.techniques, self.controls = self.vocabulary.techniques, self.vocabulary.controls
+        self.elements = self.vocabulary.elements
         self.items = scenario.resources[:MAX_ITEMS]
         self._item_index = {(item.name, item.kind): i for i, item in enumerate(self.items)}
-        self._open_mask = _open_mask(len(self.techniques), len(self.controls), len(self.items))
+        self._open_mask = _open_mask(
+            len(self.techniques), len(self.controls), len(self.elements), len(self.items)
+        )
 
     def item_slot(self, name: str, kind: ItemKind) -> int | None:
         return self._item_index.get((name, kind))
@@ -196,7 +206,8 @@ class ScientistCodec:
             return ActionError(code="masked_action", message=f"component {A_TYPE} picks a masked-out value")
         if (
             values[A_TECHNIQUE] >= len(self.techniques)
-            or any(values[A_CONTROLS + len(self.controls) : A_ITEMS])
+            or any(values[A_CONTROLS + len(self.controls) : A_ELEMENTS])
+            or any(values[A_ELEMENTS + len(self.elements) : A_ITEMS])
             or any(values[A_ITEMS + len(self.items) :])
         ):
             return ActionError(
@@ -211,12 +222,12 @@ class ScientistCodec:
         return ScientistAction(
             action_type=kind,
             sample_size=SAMPLE_LEVELS[values[A_SAMPLE]],
-            controls=list(itertools.compress(self.controls, values[A_CONTROLS:A_ITEMS])),
+            controls=list(itertools.compress(self.controls, values[A_CONTROLS:A_ELEMENTS])),
             technique=self.techniques[values[A_TECHNIQUE]],
             duration_days=values[A_DURATION] + 1,
             required_equipment=[item.name for item in requested if item.kind == "equipment"],
             required_reagents=[item.name for item in requested if item.kind == "reagent"],
-            rationale=STRUCTURED_RATIONALE,
+            rationale=addresses(list(itertools.compress(self.elements, values[A_ELEMENTS:A_ITEMS]))),
         )
 
     def encode(self, action: ScientistAction) -> np.ndarray | None:
@@ -240,6 +251,11 @@ class ScientistCodec:
         vec[A_SAMPLE] = SAMPLE_LEVELS.index(action.sample_size)
         vec[A_DURATION] = action.duration_days - 1
         vec[A_TECHNIQUE] = self.vocabulary.technique_index[action.technique]
+        chosen = [i for i, name in enumerate(self.elements) if mentions(name, action.rationale)]
+        if action.rationale != addresses([self.elements[i] for i in chosen]):
+            return None  # a rationale the element slots cannot state
+        for i in chosen:
+            vec[A_ELEMENTS + i] = 1
         for name in action.controls:
             slot = self.control_slot(name)
             if slot is None:

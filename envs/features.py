@@ -14,6 +14,7 @@ Both agents' vectors start with the same pieces:
 | `round` | rounds played / the round limit | 0-1 |
 | `budget`, `time_limit`, `staff` | the lab's budget, days and people | / 5000, / 30, / 10 |
 | `min_sample_size`, `max_sample_size`, `min_controls` | public bounds (0 when none is stated; the last bound of a kind) | / 100, / 100, / 10 |
+| `reported_sample_size` | the sample size the paper's key finding reports (0 when none) | / 100 |
 | `protocol.present` | a protocol is on the table (the rest of `protocol.*` and `check.*` are 0 otherwise) | 0/1 |
 | `protocol.sample_size`, `protocol.duration_days`, `protocol.controls` | its sample size, days, number of controls | / 100, / 30, / 10 |
 | `protocol.cost`, `protocol.staff` | the grounded check's cost estimate over the budget, staff it needs | / 2 (1 = twice the budget), / 10 |
@@ -27,8 +28,9 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 |---|---|---|
 | `item[i].present`, `.available`, `.essential`, `.equipment`, `.has_substitute` | the pack's i-th resource: listed, in the lab, needed by the method, equipment (else reagent), has an allowed substitute | 0/1 |
 | `item[i].requested` | the protocol on the table requests it | 0/1 |
-| `control[j].included` | the protocol includes the j-th control of the template's vocabulary | 0/1 |
-| `technique[k].chosen` | the protocol's technique is the k-th of the vocabulary | one-hot |
+| `control[j].included`, `.affirmed` | the protocol includes the j-th control of the pack's vocabulary; the paper's method says the study ran it | 0/1 |
+| `element[i].present`, `.affirmed`, `.denied`, `.addressed` | the pack's i-th candidate element exists; the method says the study used it; it says the study did not; the protocol's rationale addresses it | 0/1 |
+| `technique[k].chosen`, `.affirmed` | the protocol's technique is the k-th of the vocabulary; the method says the study used it | one-hot, 0/1 |
 
 The Lab Manager's vector goes on with what it answers from:
 
@@ -48,7 +50,7 @@ from typing import NamedTuple
 import numpy as np
 
 from replicalab.envs.codec import ScientistCodec
-from replicalab.envs.spaces import MAX_CONTROLS, MAX_DURATION, MAX_ITEMS, MAX_TECHNIQUES
+from replicalab.envs.spaces import MAX_CONTROLS, MAX_DURATION, MAX_ELEMENTS, MAX_ITEMS, MAX_TECHNIQUES
 from replicalab.episode import (
     LAB_MANAGER,
     LAB_MANAGER_ACTION_TYPES,
@@ -57,12 +59,25 @@ from replicalab.episode import (
     Episode,
 )
 from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind
+from replicalab.reading import read_paper
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
+from replicalab.text import mentions
 
-LIMITS = ("budget", "time_limit", "staff", "min_sample_size", "max_sample_size", "min_controls")
+LIMITS = (
+    "budget",
+    "time_limit",
+    "staff",
+    "min_sample_size",
+    "max_sample_size",
+    "min_controls",
+    "reported_sample_size",
+)
 PROTOCOL_FIELDS = ("present", "sample_size", "duration_days", "controls", "cost", "staff")
 ITEM_FIELDS = ("present", "available", "essential", "equipment", "has_substitute", "requested")
 SUGGESTION_FIELDS = ("exists", "improved", "remaining_failures")
+TECHNIQUE_FIELDS = ("chosen", "affirmed")
+CONTROL_FIELDS = ("included", "affirmed")
+ELEMENT_FIELDS = ("present", "affirmed", "denied", "addressed")
 _REQUESTED = ITEM_FIELDS.index("requested")
 _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
 _SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
@@ -128,8 +143,9 @@ class Layouts(NamedTuple):
         scientist = [
             *shared,
             _slots("item", MAX_ITEMS, ITEM_FIELDS),
-            _slots("control", MAX_CONTROLS, ["included"]),
-            _slots("technique", MAX_TECHNIQUES, ["chosen"]),
+            _slots("control", MAX_CONTROLS, CONTROL_FIELDS),
+            _slots("element", MAX_ELEMENTS, ELEMENT_FIELDS),
+            _slots("technique", MAX_TECHNIQUES, TECHNIQUE_FIELDS),
         ]
         lab_manager = [
             *shared,
@@ -175,8 +191,21 @@ class Observer:
             rows += (1.0, item.available, item.essential, item.kind == "equipment", has_substitute, 0.0)
         start = layouts.scientist.start["item"]
         self._scientist_static[start : start + len(rows)] = rows
+        self._read_paper(layouts.scientist, codec)
         self._lab_manager_static = layouts.lab_manager.zeros()
         self._lab_manager_static[: shared.size] = shared
+
+    def _read_paper(self, layout: Layout, codec: ScientistCodec) -> None:
+        """The slots the paper's method affirms (and the elements it denies), read once."""
+        reading = read_paper(codec.scenario.paper, codec.scenario.candidates)
+        out = self._scientist_static
+        for k, name in enumerate(codec.techniques):
+            out[layout.start["technique"] + k * len(TECHNIQUE_FIELDS) + 1] = name in reading.techniques
+        for j, name in enumerate(codec.controls):
+            out[layout.start["control"] + j * len(CONTROL_FIELDS) + 1] = name in reading.controls
+        for i, name in enumerate(codec.elements):
+            base = layout.start["element"] + i * len(ELEMENT_FIELDS)
+            out[base : base + 3] = (1.0, name in reading.elements, name in reading.denied_elements)
 
     def scientist(self, episode: Episode) -> np.ndarray:
         """The Scientist's features now."""
@@ -200,10 +229,13 @@ class Observer:
         for name in protocol.controls:
             slot = codec.control_slot(name)
             if slot is not None:
-                out[layout.start["control"] + slot] = 1.0
+                out[layout.start["control"] + slot * len(CONTROL_FIELDS)] = 1.0
+        for i, name in enumerate(codec.elements):
+            if mentions(name, protocol.rationale):
+                out[layout.start["element"] + i * len(ELEMENT_FIELDS) + 3] = 1.0
         slot = codec.technique_slot(protocol.technique)
         if slot is not None:
-            out[layout.start["technique"] + slot] = 1.0
+            out[layout.start["technique"] + slot * len(TECHNIQUE_FIELDS)] = 1.0
         return out
 
     def lab_manager(self, episode: Episode) -> np.ndarray:
@@ -242,6 +274,7 @@ def _scenario_features(layouts: Layouts, scenario: NormalizedScenarioPack) -> np
         _clip(bounds.get("min_sample_size", (0.0,))[-1] / 100.0),
         _clip(bounds.get("max_sample_size", (0.0,))[-1] / 100.0),
         _clip(bounds.get("min_controls", (0.0,))[-1] / 10.0),
+        _clip((scenario.paper.reported_sample_size or 0) / 100.0),
     )
     return out
 

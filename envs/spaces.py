@@ -19,11 +19,13 @@ from gymnasium import spaces
 from replicalab.agents.scientist_policy import MAX_OUTPUT_CHARS, MAX_PROMPT_CHARS
 from replicalab.episode import LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES
 from replicalab.scenarios import BUILTIN_TEMPLATES, get_template
+from replicalab.scenarios.types import MAX_ELEMENT_CANDIDATES, MAX_TECHNIQUE_CANDIDATES
 
-SAMPLE_LEVELS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 80, 100)
+SAMPLE_LEVELS = tuple(range(1, 101))  # component value i means a sample size of i + 1
 MAX_DURATION = 30  # days; component value d means d + 1 days
-MAX_TECHNIQUES = 12  # technique vocabulary slots per template
-MAX_CONTROLS = 40  # control vocabulary slots per template
+MAX_TECHNIQUES = MAX_TECHNIQUE_CANDIDATES + 1  # the pack's candidate techniques, then a generic one
+MAX_CONTROLS = 12  # the pack's reviews, its candidate controls, then generic ones
+MAX_ELEMENTS = MAX_ELEMENT_CANDIDATES  # the pack's candidate elements: which the plan addresses
 MAX_ITEMS = 16  # resource slots (the pack's resources, in order)
 QUESTION_TOPICS = ("budget", "schedule", "staff", "resources", "policy", "protocol")
 QUESTIONS = (
@@ -45,8 +47,9 @@ HEAD = (
 )
 A_TYPE, A_SAMPLE, A_DURATION, A_TECHNIQUE, A_QUESTION = range(5)
 A_CONTROLS = len(HEAD)  # first control slot
-A_ITEMS = A_CONTROLS + MAX_CONTROLS  # first item slot
-SCIENTIST_NVEC = np.array(HEAD + (2,) * (MAX_CONTROLS + MAX_ITEMS), dtype=np.int64)
+A_ELEMENTS = A_CONTROLS + MAX_CONTROLS  # first element slot
+A_ITEMS = A_ELEMENTS + MAX_ELEMENTS  # first item slot
+SCIENTIST_NVEC = np.array(HEAD + (2,) * (MAX_CONTROLS + MAX_ELEMENTS + MAX_ITEMS), dtype=np.int64)
 SCIENTIST_MASK_SIZE = int(SCIENTIST_NVEC.sum())
 
 

@@ -6,6 +6,7 @@ Run: python examples/05_llm_scientist_text_mode.py
 """
 
 import json
+import re
 
 from replicalab.agents import call_scientist_with_retry
 from replicalab.agents.lab_manager_policy import grounded_lab_response
@@ -19,6 +20,7 @@ def fake_llm(messages: list[dict[str, str]]) -> str:
     if calls["n"] == 1:
         return "Sure! Here is my plan: {sample_size: 8,}"  # not JSON: the parser says so
     prompt = messages[1]["content"]
+    review = re.search(r'required_review: .*\(term: "(.+?)"\)', messages[0]["content"])
     if "lab_manager (accept)" in prompt or "The revised plan passes every check." in prompt:
         return '```json\n{"action_type": "accept"}\n```'  # accepting adopts a passing suggestion
     plan = {
@@ -26,7 +28,7 @@ def fake_llm(messages: list[dict[str, str]]) -> str:
         "sample_size": 12,
         "duration_days": 3,
         "technique": "independent re-run of the published method",
-        "controls": ["baseline comparison", "second-referee code audit"],
+        "controls": ["baseline comparison", review.group(1) if review else "independent review"],
         "rationale": "Smallest plan that still tests the claim.",
     }
     return f"My proposal:\n{json.dumps(plan)}"

@@ -8,6 +8,7 @@ Run: pip install -e '.[verifiers]' && python examples/06_verifiers_env.py
 """
 
 import json
+import re
 
 import httpx
 import openai
@@ -20,7 +21,7 @@ PLAN = {
     "sample_size": 12,
     "duration_days": 3,
     "technique": "independent re-run of the published method",
-    "controls": ["baseline comparison", "second-referee code audit"],
+    "controls": ["baseline comparison"],  # the scenario's required review is added from the prompt
     "rationale": "Smallest plan that still tests the claim.",
 }
 
@@ -30,7 +31,9 @@ def scripted_model(request: httpx.Request) -> httpx.Response:
     body = json.loads(request.content)
     latest = body["messages"][-1]["content"]
     agreed = "lab_manager (accept)" in latest or "The revised plan passes every check." in latest
-    text = json.dumps({"action_type": "accept"} if agreed else PLAN)
+    review = re.search(r'required_review: .*\(term: "(.+?)"\)', body["messages"][0]["content"])
+    plan = {**PLAN, "controls": [*PLAN["controls"], review.group(1) if review else "independent review"]}
+    text = json.dumps({"action_type": "accept"} if agreed else plan)
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
     reply = {
         "id": "1",

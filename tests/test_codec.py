@@ -12,10 +12,12 @@ from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import codec
 from replicalab.envs.spaces import (
     A_CONTROLS,
+    A_ELEMENTS,
     A_ITEMS,
     A_TECHNIQUE,
     A_TYPE,
     MAX_CONTROLS,
+    MAX_ELEMENTS,
     MAX_ITEMS,
     MAX_TECHNIQUES,
     SCIENTIST_NVEC,
@@ -78,10 +80,14 @@ def test_component_masks_follow_the_rules_and_the_scenario() -> None:
         n_tech = len(scientist_codec.techniques)
         assert 1 <= n_tech <= MAX_TECHNIQUES
         assert parts[A_TECHNIQUE].tolist() == [1] * n_tech + [0] * (MAX_TECHNIQUES - n_tech)
-        controls = [int(p[1]) for p in parts[A_CONTROLS:A_ITEMS]]
+        controls = [int(p[1]) for p in parts[A_CONTROLS:A_ELEMENTS]]
+        elements = [int(p[1]) for p in parts[A_ELEMENTS:A_ITEMS]]
         items = [int(p[1]) for p in parts[A_ITEMS:]]
         assert controls == [1] * len(scientist_codec.controls) + [0] * (
             MAX_CONTROLS - len(scientist_codec.controls)
+        )
+        assert elements == [1] * len(scientist_codec.elements) + [0] * (
+            MAX_ELEMENTS - len(scientist_codec.elements)
         )
         assert items == [1] * len(scientist_codec.items) + [0] * (MAX_ITEMS - len(scientist_codec.items))
         assert all(p[0] == 1 for p in parts[A_CONTROLS:])  # leaving a slot out is always allowed

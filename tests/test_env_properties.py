@@ -216,11 +216,14 @@ _PROBING = [
 def _secrets(pack: NormalizedScenarioPack) -> tuple[list[str], re.Pattern[str] | None]:
     """Hidden strings (lower case) and a pattern for the private budget total, if it differs.
 
-    A target metric or element that the paper or goal already names is public by authoring (the
-    paper states it), so it is not counted as a secret.
+    A target metric or element that the paper, the goal or the candidate lists already name is
+    public by design (which candidates the study used is the secret), so it is not counted.
     """
     hidden = pack.hidden_reference_spec
-    public = " ".join(map(str, [pack.experiment_goal, *pack.paper.model_dump().values()])).lower()
+    candidates = [*pack.candidates.techniques, *pack.candidates.elements, *pack.candidates.controls]
+    public = " ".join(
+        map(str, [pack.experiment_goal, *pack.paper.model_dump().values(), *candidates])
+    ).lower()
     # an element the paper's method states is public by design; the others are secrets
     secrets = [element.lower() for element in hidden.required_elements if element.lower() not in public]
     if hidden.target_metric.lower() not in public:

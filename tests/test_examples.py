@@ -16,7 +16,7 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 # What each script's output must show, as regular expressions.
 PROMISES = {
     "01_baseline_episode.py": [
-        r"Scenario ml_benchmark-hard-7: ",
+        r"Scenario ml_benchmark-train-hard-7: ",
         r"\[round 1\] scientist propose_protocol",
         r"\[round 1\] lab_manager (accept|suggest_alternative|reject|report_feasibility)",
         r"scientist accept",
@@ -24,7 +24,7 @@ PROMISES = {
         r"judge total \d+\.\d+ = 10 x rigor",
     ],
     "02_aec_rollout.py": [
-        r"episode 0: \w+-(easy|medium)-\d+, verdict \w+, 0 invalid moves, scientist return [+-]",
+        r"episode 0: \w+-train-(easy|medium)-\d+, verdict \w+, 0 invalid moves, scientist return [+-]",
         r"episode 2: .*lab_manager return [+-]\d",
     ],
     "03_gym_random_agent.py": [
@@ -43,8 +43,8 @@ PROMISES = {
         r"potential\s+baseline.*shaping",
     ],
     "06_verifiers_env.py": [
-        r"math_reasoning-easy-0: 2 turns, return \+\d+\.\d\d, judge score [1-9]\d*\.\d\d",
-        r"math_reasoning-hard-1: \d turns, return [+-]\d+\.\d\d, judge score \d+\.\d\d",
+        r"math_reasoning-train-easy-0: 2 turns, return \+\d+\.\d\d, judge score [1-9]\d*\.\d\d",
+        r"math_reasoning-train-hard-1: \d turns, return [+-]\d+\.\d\d, judge score \d+\.\d\d",
         r"mean reward [+-]\d+\.\d\d",
     ],
     "07_trl_grpo.py": [

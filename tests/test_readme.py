@@ -56,7 +56,7 @@ def test_the_family_section_runs_as_written(tmp_path: Path) -> None:
         words = shlex.split(line, comments=True)
         assert words[0] == "replicalab"
         outputs.append(_run([*_CLI, *words[1:]], tmp_path))
-    assert "my_family-hard-0" in outputs[0]
+    assert "my_family-train-hard-0" in outputs[0]
     assert "--template-file my_family.json -t my_family --seeds 2" in commands[1]
     for level in DIFFICULTIES:
         assert f"my_family/{level}" in outputs[1]
