@@ -126,14 +126,33 @@ def spaced(text: str) -> str:
 
 
 def _find(phrase: tuple[str, ...], tokens: tuple[str, ...]) -> list[int]:
-    n = len(phrase)
-    if n == 0:
+    """Where `phrase` starts in `tokens` (each occurrence of its first word located by `index`)."""
+    if not phrase:
         return []
-    first = phrase[0]
-    return [i for i, tok in enumerate(tokens) if tok == first and tokens[i : i + n] == phrase]
+    first, n = phrase[0], len(phrase)
+    found: list[int] = []
+    start = 0
+    while first in tokens[start:]:
+        i = tokens.index(first, start)
+        if tokens[i : i + n] == phrase:
+            found.append(i)
+        start = i + 1
+    return found
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+@lru_cache(maxsize=1024)  # a paper's method is read for every candidate it might name
+def _sentence_tokens(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The `words` of `text`, and the number of the sentence each one is in."""
+    tokens: list[str] = []
+    sentence_of: list[int] = []
+    for number, sentence in enumerate(_SENTENCE_END.split(text)):
+        found = words(sentence)
+        tokens.extend(found)
+        sentence_of.extend([number] * len(found))
+    return tuple(tokens), tuple(sentence_of)
 
 
 def mentions(phrase: str, text: str) -> bool:
@@ -152,11 +171,9 @@ def affirmed(phrase: str, text: str) -> bool:
     the same sentence (a "no" that ends one sentence does not deny what opens the next)."""
     if not mentions(phrase, text):
         return False
-    needle = words(phrase)
-    for sentence in _SENTENCE_END.split(text):
-        tokens = words(sentence)
-        for start in _find(needle, tokens):
-            window = tokens[max(0, start - _NEGATION_WINDOW) : start]
-            if not NEGATIONS.intersection(window):
-                return True
+    tokens, sentence_of = _sentence_tokens(text)
+    for start in _find(words(phrase), tokens):
+        window = range(max(0, start - _NEGATION_WINDOW), start)
+        if not any(sentence_of[i] == sentence_of[start] and tokens[i] in NEGATIONS for i in window):
+            return True
     return False
