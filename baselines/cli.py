@@ -639,7 +639,9 @@ def compare_rewards_command(
     with _user_errors(_USAGE):
         _register_templates(template_files)
         grid = _grid(templates, difficulties, seeds, first_seed, split)
-        factories = _scientists(_names(scientists) or ["baseline", "random", "oracle"], generate_fn, "--scientists")
+        factories = _scientists(
+            _names(scientists) or ["baseline", "random", "oracle"], generate_fn, "--scientists"
+        )
         configs = [_reward_config(name) for name in _names(presets) or list(PRESETS)]
     with _user_errors():
         _writable_dir(out_dir, "--out-dir")

@@ -170,7 +170,9 @@ def best_protocol(
         check = check_feasibility(protocol, scenario)
         breakdown = build_reward_breakdown(protocol, scenario, check)
         unused = max(0, max_rounds - rounds_used)
-        return judge_reward(config, breakdown, unused), -estimate_protocol_cost(protocol)
+        return judge_reward(config, breakdown, unused), -estimate_protocol_cost(
+            protocol, rates=scenario.lab.rates
+        )
 
     def protocol(text: tuple[str, list[str], str], n: int, d: int) -> Protocol:
         technique, controls, rationale = text

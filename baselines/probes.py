@@ -31,6 +31,8 @@ from replicalab.models import Protocol, ScientistAction, ScientistActionType, Sc
 from replicalab.reading import addresses, read_paper
 from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
 
+COSTS_QUESTION = "What does each part of the plan cost?"
+
 
 class Choices(NamedTuple):
     """A plan's text choices and its sample size (None: the baseline's)."""
@@ -76,8 +78,8 @@ def planned(observation: ScientistObservation, choices: Choices) -> ScientistAct
         required_reagents=opening.required_reagents,
         rationale=addresses(choices.elements),
     )
-    budget = bounds.get("max_budget", math.inf)
-    while protocol.sample_size > least and estimate_protocol_cost(protocol) > budget:
+    budget, rates = bounds.get("max_budget", math.inf), observation.cost_rates  # classic until told
+    while protocol.sample_size > least and estimate_protocol_cost(protocol, rates=rates) > budget:
         protocol = protocol.model_copy(update={"sample_size": max(least, protocol.sample_size * 3 // 4)})
     return ScientistAction(action_type=ScientistActionType.PROPOSE_PROTOCOL, **protocol.model_dump())
 
@@ -108,9 +110,22 @@ class _Planner:
 
 
 class PublicReaderScientist(_Planner):
-    """Plans from what the paper's method affirms and the sample size its finding reports."""
+    """Plans from what the paper's method affirms and the sample size its finding reports; with
+    `ask`, first asks the Lab Manager what each part of the plan costs, and prices the plan with
+    its answer instead of the classic terms."""
 
     name = "reader"
+
+    def __init__(self, ask: bool = False) -> None:
+        self.ask = ask
+        if ask:
+            self.name = "reader-asks"
+
+    def act(self, episode: Episode) -> ScientistAction:
+        observation = episode.scientist_observation()
+        if self.ask and observation.current_protocol is None and observation.cost_rates is None:
+            return ScientistAction(action_type=ScientistActionType.REQUEST_INFO, questions=[COSTS_QUESTION])
+        return super().act(episode)
 
     def choices(self, observation: ScientistObservation) -> Choices:
         reading = read_paper(observation.paper, observation.candidates)

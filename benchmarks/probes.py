@@ -59,6 +59,7 @@ def main() -> None:
     probes: dict[str, Callable[[], Policy]] = {
         "memorizer": lambda: memorizer,
         "public reader": PublicReaderScientist,
+        "public reader, asks costs first": lambda: PublicReaderScientist(ask=True),
         "baseline": BaselineScientist,
         "random": RandomScientist,
     }

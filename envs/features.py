@@ -28,6 +28,8 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 |---|---|---|
 | `item[i].present`, `.available`, `.essential`, `.equipment`, `.has_substitute` | the pack's i-th resource: listed, in the lab, needed by the method, equipment (else reagent), has an allowed substitute | 0/1 |
 | `item[i].requested` | the protocol on the table requests it | 0/1 |
+| `item[i].price` | what the lab charges for it, once it has said (`rates.revealed`) | / 200 |
+| `rates.revealed`, `.per_sample`, `.per_day`, `.per_control` | the Lab Manager has answered a question about costs, and the rates it gave (0 until then) | 0/1, / 20, / 100, / 50 |
 | `control[j].included`, `.affirmed` | the protocol includes the j-th control of the pack's vocabulary; the paper's method says the study ran it | 0/1 |
 | `element[i].present`, `.affirmed`, `.denied`, `.addressed` | the pack's i-th candidate element exists; the method says the study used it; it says the study did not; the protocol's rationale addresses it | 0/1 |
 | `technique[k].chosen`, `.affirmed` | the protocol's technique is the k-th of the vocabulary; the method says the study used it | one-hot, 0/1 |
@@ -73,12 +75,14 @@ LIMITS = (
     "reported_sample_size",
 )
 PROTOCOL_FIELDS = ("present", "sample_size", "duration_days", "controls", "cost", "staff")
-ITEM_FIELDS = ("present", "available", "essential", "equipment", "has_substitute", "requested")
+ITEM_FIELDS = ("present", "available", "essential", "equipment", "has_substitute", "requested", "price")
+RATE_FIELDS = ("revealed", "per_sample", "per_day", "per_control")
 SUGGESTION_FIELDS = ("exists", "improved", "remaining_failures")
 TECHNIQUE_FIELDS = ("chosen", "affirmed")
 CONTROL_FIELDS = ("included", "affirmed")
 ELEMENT_FIELDS = ("present", "affirmed", "denied", "addressed")
 _REQUESTED = ITEM_FIELDS.index("requested")
+_PRICE = ITEM_FIELDS.index("price")
 _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
 _SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
 
@@ -143,6 +147,7 @@ class Layouts(NamedTuple):
         scientist = [
             *shared,
             _slots("item", MAX_ITEMS, ITEM_FIELDS),
+            _fields("rates", RATE_FIELDS),
             _slots("control", MAX_CONTROLS, CONTROL_FIELDS),
             _slots("element", MAX_ELEMENTS, ELEMENT_FIELDS),
             _slots("technique", MAX_TECHNIQUES, TECHNIQUE_FIELDS),
@@ -188,7 +193,7 @@ class Observer:
         substitutes = codec.scenario.substitutes
         for item in codec.items:
             has_substitute = bool(substitutes.get(item.key))
-            rows += (1.0, item.available, item.essential, item.kind == "equipment", has_substitute, 0.0)
+            rows += (1.0, item.available, item.essential, item.kind == "equipment", has_substitute, 0.0, 0.0)
         start = layouts.scientist.start["item"]
         self._scientist_static[start : start + len(rows)] = rows
         self._read_paper(layouts.scientist, codec)
@@ -212,6 +217,8 @@ class Observer:
         layout = self.layouts.scientist
         out: np.ndarray = self._scientist_static.copy()
         _fill_turn(out, layout, episode)
+        if "costs" in episode.revealed:
+            self._fill_rates(out, layout, episode)
         protocol = episode.protocol
         if protocol is None:
             return out
@@ -237,6 +244,19 @@ class Observer:
         if slot is not None:
             out[layout.start["technique"] + slot * len(TECHNIQUE_FIELDS)] = 1.0
         return out
+
+    def _fill_rates(self, out: np.ndarray, layout: Layout, episode: Episode) -> None:
+        """What the lab charges, once the Lab Manager has said it."""
+        rates = episode.scenario.lab.rates
+        out[layout.span["rates"]] = (
+            1.0,
+            _clip(rates.per_sample / 20.0),
+            _clip(rates.per_day / 100.0),
+            _clip(rates.per_control / 50.0),
+        )
+        start, width = layout.start["item"], len(ITEM_FIELDS)
+        for slot, item in enumerate(self.codec.items):
+            out[start + slot * width + _PRICE] = _clip(rates.price_of(item.name, item.kind) / 200.0)
 
     def lab_manager(self, episode: Episode) -> np.ndarray:
         """The Lab Manager's features now."""

@@ -27,9 +27,9 @@ MAX_TECHNIQUES = MAX_TECHNIQUE_CANDIDATES + 1  # the pack's candidate techniques
 MAX_CONTROLS = 12  # the pack's reviews, its candidate controls, then generic ones
 MAX_ELEMENTS = MAX_ELEMENT_CANDIDATES  # the pack's candidate elements: which the plan addresses
 MAX_ITEMS = 16  # resource slots (the pack's resources, in order)
-QUESTION_TOPICS = ("budget", "schedule", "staff", "resources", "policy", "protocol")
 QUESTIONS = (
     "What budget is available?",
+    "What does each part of the plan cost?",
     "How many days do we have?",
     "How many staff are available?",
     "Which items are unavailable, and what substitutions are allowed?",

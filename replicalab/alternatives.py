@@ -24,6 +24,7 @@ from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import (
     MAX_LIST_ITEMS,
     AlternativeSuggestion,
+    CostRates,
     FeasibilityCheckResult,
     Protocol,
     Substitution,
@@ -111,6 +112,7 @@ class _Limits(NamedTuple):
     budget: float  # credits the plan may cost
     days: int  # longest allowed duration
     min_samples: int  # smallest sample size halving may reach
+    rates: CostRates  # what the lab charges
 
 
 def _limits(scenario: NormalizedScenarioPack) -> _Limits:
@@ -124,18 +126,21 @@ def _limits(scenario: NormalizedScenarioPack) -> _Limits:
             days = min(days, math.floor(c.quantity))
         elif c.kind == "min_sample_size":
             min_samples = max(min_samples, math.ceil(c.quantity))
-    return _Limits(budget, days, min_samples)
+    return _Limits(budget, days, min_samples, scenario.lab.rates)
 
 
 def _halve_to_budget(protocol: Protocol, limits: _Limits, changes: list[SuggestionChange]) -> Protocol:
     """Halve the sample size until the cost fits the budget, stopping at the hard minimum."""
-    cost = estimate_protocol_cost(protocol)
+    cost = estimate_protocol_cost(protocol, rates=limits.rates)
     size = protocol.sample_size
     if cost <= limits.budget or size <= limits.min_samples:
         return protocol
     for _ in range(_MAX_HALVINGS):
         size = max(limits.min_samples, size // 2)
-        if size == limits.min_samples or estimate_protocol_cost(protocol, size) <= limits.budget:
+        if (
+            size == limits.min_samples
+            or estimate_protocol_cost(protocol, size, limits.rates) <= limits.budget
+        ):
             break
     changes.append(
         _change(

@@ -35,7 +35,7 @@ from pydantic import ValidationError
 from replicalab.alternatives import suggest_alternative
 from replicalab.feasibility import check_feasibility
 from replicalab.judge import build_reward_breakdown
-from replicalab.lab_answers import answer_questions
+from replicalab.lab_answers import answer_questions, topics_asked
 from replicalab.models import (
     MAX_TEXT_CHARS,
     AlternativeSuggestion,
@@ -222,6 +222,7 @@ class Episode:
         self._grounded: _Grounded | None = None
         self._turns: list[_Turn] = []
         self._questions: list[str] = []
+        self.revealed: set[str] = set()  # request_info topics the Lab Manager has answered
         self._previous: dict[str, ScientistAction | LabManagerAction] = {}
         self._suggested_check: FeasibilityCheckResult | None = None  # of its last suggestion
         self._phi = 0.0
@@ -260,6 +261,7 @@ class Episode:
                 "current_protocol": self.protocol,
                 "round_number": min(self.round_number, self.max_rounds),
                 "max_rounds": self.max_rounds,
+                "cost_rates": self.scenario.lab.rates if "costs" in self.revealed else None,
             }
         )
 
@@ -510,6 +512,7 @@ class Episode:
             message += " Suggested protocol: " + describe_protocol(action.suggested_protocol)
         if self._questions:
             message += " Answer: " + answer_questions(self._questions, self.scenario, self.check)
+            self.revealed.update(topics_asked(self._questions, self.scenario))
             self._questions = []
         stance = action.action_type.value
         self._say(LAB_MANAGER, stance, message)

@@ -49,7 +49,7 @@ def check_feasibility(protocol: Protocol, scenario: NormalizedScenarioPack) -> F
     """Run the seven dimension checks on `protocol` in `scenario`; deterministic, no LLM."""
     require(protocol, Protocol, "protocol")
     require(scenario, NormalizedScenarioPack, "scenario")
-    cost = estimate_protocol_cost(protocol)
+    cost = estimate_protocol_cost(protocol, rates=scenario.lab.rates)
     staff = estimate_staff_load(protocol)
     validation = ValidationResult(issues=lab_issues(protocol, scenario, cost, staff))
     errors = _errors_by_dimension(validation)

@@ -1,9 +1,10 @@
 """The Lab Manager's factual answers to a Scientist's `request_info` questions.
 
-Answers are deterministic and read only what the Scientist could learn from the public brief
-or from the Lab Manager's own verdicts (item status, substitutes, the budget, time and staff
-bounds, and why the current protocol fails) — never the private budget total, never the hidden
-reference. A question about nothing recognisable gets a summary of the lab.
+Answers are deterministic and read what the Scientist could learn from the public brief, the
+Lab Manager's own verdicts (item status, substitutes, the budget, time and staff bounds, and why
+the current protocol fails) and one private fact the lab shares when asked: what it charges
+(`costs`) — never the private budget total, never the hidden reference. A question about nothing
+recognisable gets a summary of the lab.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words, mentions
 
 _TOPICS: dict[str, frozenset[str]] = {
-    "budget": frozenset({"budget", "cost", "costs", "money", "credits", "afford", "price", "spend"}),
+    "budget": frozenset({"budget", "money", "credits", "afford", "spend"}),
+    "costs": frozenset(
+        {"cost", "costs", "price", "prices", "pricing", "priced", "rates", "charge", "charges", "expensive"}
+    ),
     "schedule": frozenset({"time", "days", "deadline", "schedule", "duration", "long", "weeks"}),
     "staff": frozenset({"staff", "people", "personnel", "team", "help", "headcount"}),
     "resources": frozenset(
@@ -44,6 +48,13 @@ def _topic_answer(topic: str, scenario: NormalizedScenarioPack, check: Feasibili
     lab = scenario.lab
     if topic == "budget":
         return f"Budget available: {lab.budget_remaining:g} credits."
+    if topic == "costs":
+        rates = lab.rates
+        items = [f"{r.name} {rates.price_of(r.name, r.kind):g}" for r in scenario.resources]
+        return (
+            f"Costs: {rates.per_sample:g} credits per sample, {rates.per_day:g} per day, "
+            f"{rates.per_control:g} per control; items: {', '.join(items)}."
+        )
     if topic == "schedule":
         return f"Time limit: {lab.time_limit_days} days."
     if topic == "staff":
@@ -67,10 +78,8 @@ def _topic_answer(topic: str, scenario: NormalizedScenarioPack, check: Feasibili
     return f"Current protocol: {check.summary}."
 
 
-def answer_questions(
-    questions: list[str], scenario: NormalizedScenarioPack, check: FeasibilityCheckResult | None
-) -> str:
-    """One answer covering every topic the questions touch, in a fixed topic order."""
+def topics_asked(questions: list[str], scenario: NormalizedScenarioPack) -> list[str]:
+    """The topics `questions` touch, in a fixed order (the lab's summary topics if none)."""
     asked: set[str] = set()
     for question in questions:
         words = content_words(question)
@@ -79,4 +88,11 @@ def answer_questions(
             asked.add("resources")
     if not asked:
         asked = {"budget", "schedule", "staff", "resources"}
-    return " ".join(_topic_answer(topic, scenario, check) for topic in _TOPICS if topic in asked)
+    return [topic for topic in _TOPICS if topic in asked]
+
+
+def answer_questions(
+    questions: list[str], scenario: NormalizedScenarioPack, check: FeasibilityCheckResult | None
+) -> str:
+    """One answer covering every topic the questions touch, in a fixed topic order."""
+    return " ".join(_topic_answer(topic, scenario, check) for topic in topics_asked(questions, scenario))

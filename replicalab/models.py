@@ -376,6 +376,24 @@ class Paper(Contract):
     )  # the n the finding states
 
 
+class CostRates(Contract):
+    """What the lab charges, in credits: per sample, per day, per control, and per listed item
+    (lower-cased name). The Lab Manager knows them; the Scientist learns them by asking. An item
+    without its own price costs its kind's classic price."""
+
+    per_sample: Credits = 10.0
+    per_day: Credits = 50.0
+    per_control: Credits = 25.0
+    item_prices: dict[str, Credits] = Field(default_factory=dict)
+
+    def price_of(self, name: str, kind: ItemKind) -> float:
+        return self.item_prices.get(name.lower(), CLASSIC_ITEM_PRICES[kind])
+
+
+CLASSIC_ITEM_PRICES: dict[str, float] = {"equipment": 100.0, "reagent": 75.0}
+"""An item's price when the lab states none, by kind."""
+
+
 class Candidates(Contract):
     """The choices a paper's study could have made, as the public brief lists them: technique
     variants, method elements and controls, with plausible distractors. The paper's text says
@@ -488,6 +506,7 @@ class ScientistObservation(Contract):
     resources: list[ResourceItem] = Field(max_length=MAX_LIST_ITEMS)  # a plan may ask for them all
     substitutions: list[Substitution]
     candidates: Candidates = Field(default_factory=Candidates)
+    cost_rates: CostRates | None = None  # what the lab charges, once the Lab Manager has said it
     conversation_history: list[ConversationEntry] = Field(default_factory=list)
     current_protocol: Protocol | None = None
     round_number: int = Field(default=0, ge=0)

@@ -155,7 +155,8 @@ def validate_protocol(
         raise TypeError(f"protocol: expected Protocol, got {type(protocol).__name__}")
     if not isinstance(scenario, NormalizedScenarioPack):
         raise TypeError(f"scenario: expected NormalizedScenarioPack, got {type(scenario).__name__}")
-    issues = lab_issues(protocol, scenario, estimate_protocol_cost(protocol), estimate_staff_load(protocol))
+    cost = estimate_protocol_cost(protocol, rates=scenario.lab.rates)
+    issues = lab_issues(protocol, scenario, cost, estimate_staff_load(protocol))
     if include_reference:
         seen = frozenset().union(*(content_words(text) for text in plan_texts(protocol)))
         for element in scenario.hidden_reference_spec.required_elements:

@@ -232,7 +232,8 @@ def _secrets(pack: NormalizedScenarioPack) -> tuple[list[str], re.Pattern[str] |
     if total == pack.lab.budget_remaining:
         return secrets, None
     forms = {re.escape(str(total)), re.escape(f"{total:g}")}
-    return secrets, re.compile(r"(?<![\d.])(?:" + "|".join(sorted(forms)) + r")(?![\d])")
+    # a cost estimate may equal the total by chance; "cost 930" does not reveal a budget
+    return secrets, re.compile(r"(?<![\d.])(?<!cost )(?:" + "|".join(sorted(forms)) + r")(?![\d])")
 
 
 def _scientist_move(

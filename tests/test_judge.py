@@ -265,8 +265,10 @@ def _violations(pack: NormalizedScenarioPack, plan: Protocol) -> Iterator[Protoc
     assert min_samples is not None
     yield plan.model_copy(update={"sample_size": int(min_samples) - 1})
     yield plan.model_copy(update={"duration_days": pack.lab.time_limit_days + 1})
-    shortfall = pack.lab.budget_remaining - estimate_protocol_cost(plan)
-    yield plan.model_copy(update={"sample_size": plan.sample_size + int(shortfall // 10) + 1})
+    rates = pack.lab.rates
+    shortfall = pack.lab.budget_remaining - estimate_protocol_cost(plan, rates=rates)
+    extra = int(shortfall // rates.per_sample) + 1
+    yield plan.model_copy(update={"sample_size": plan.sample_size + extra})
     for c in pack.constraints:
         if c.kind == "required_review" and c.term:
             kept = [x for x in plan.controls if c.term.lower() not in x.lower()]

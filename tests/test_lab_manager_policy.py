@@ -329,9 +329,9 @@ def test_fix_order_and_each_step() -> None:
     # Halving: the first power-of-two cut that fits, or the hard minimum sample size.
     floor = case_of(scenario).min_sample_size
     size, halvings = protocol.sample_size, 0
-    while size > floor and lm._estimate_protocol_cost(edit(revised, sample_size=size)) > (
-        scenario.lab.budget_remaining
-    ):
+    while size > floor and lm._estimate_protocol_cost(
+        edit(revised, sample_size=size), rates=scenario.lab.rates
+    ) > (scenario.lab.budget_remaining):
         size, halvings = max(floor, size // 2), halvings + 1
     assert halvings >= 1
     assert revised.sample_size == size

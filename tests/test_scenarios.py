@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from replicalab.lab_costs import estimate_protocol_cost
+from replicalab.models import Protocol
 from replicalab.scenarios import (
     BUILTIN_TEMPLATES,
     DIFFICULTIES,
@@ -27,6 +29,7 @@ from replicalab.scenarios import (
     get_template,
     load_pack,
     minimal_protocol,
+    published_protocol,
     register_template,
     register_template_file,
     save_pack,
@@ -39,6 +42,10 @@ from replicalab.validation import validate_protocol
 from tests.processes import stdout_of
 
 COMBOS = [(t, d) for t in BUILTIN_TEMPLATES for d in DIFFICULTIES]
+
+
+def published_plan(pack: NormalizedScenarioPack) -> Protocol:
+    return published_protocol(case_of(pack), pack.hidden_reference_spec)
 
 
 def case_of(pack: NormalizedScenarioPack) -> PaperCase:
@@ -183,13 +190,17 @@ def test_hidden_reference_stays_out_of_the_scientist_view() -> None:
 def test_slack_shrinks_with_difficulty(template: str) -> None:
     means: dict[str, tuple[float, float, float]] = {}
     for level in DIFFICULTIES:
-        labs = [generate_scenario(seed, template, level).lab for seed in range(500)]
+        packs = [generate_scenario(seed, template, level) for seed in range(500)]
         means[level] = (
-            mean(lab.budget_remaining for lab in labs),
-            mean(lab.time_limit_days for lab in labs),
-            mean(lab.staff_count for lab in labs),
+            # the budget in plans: how many of the paper's own plans, at the lab's prices, it buys
+            mean(
+                p.lab.budget_remaining / estimate_protocol_cost(published_plan(p), rates=p.lab.rates)
+                for p in packs
+            ),
+            mean(p.lab.time_limit_days for p in packs),
+            mean(p.lab.staff_count for p in packs),
         )
-    for i, quantity in enumerate(("budget_remaining", "time_limit_days", "staff_count")):
+    for i, quantity in enumerate(("budget in published plans", "time_limit_days", "staff_count")):
         easy, medium, hard = (means[level][i] for level in DIFFICULTIES)
         assert easy > medium > hard, f"{quantity}: {easy} / {medium} / {hard}"
 

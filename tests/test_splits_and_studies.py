@@ -9,12 +9,14 @@ import statistics
 import numpy as np
 import pytest
 
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.oracle import OracleScientist
 from replicalab.baselines.policies import BaselineScientist
-from replicalab.baselines.probes import MemorizerScientist, PublicReaderScientist
+from replicalab.baselines.probes import COSTS_QUESTION, MemorizerScientist, PublicReaderScientist
 from replicalab.baselines.runner import Grid, Settings, run_grid
 from replicalab.envs import replicalab_v0
 from replicalab.envs.codec import GENERIC_CONTROLS, ScientistCodec
+from replicalab.envs.features import feature_names
 from replicalab.envs.spaces import (
     A_CONTROLS,
     A_DURATION,
@@ -26,7 +28,8 @@ from replicalab.envs.spaces import (
 )
 from replicalab.episode import Episode
 from replicalab.judge import build_reward_breakdown
-from replicalab.models import Protocol, ScientistAction
+from replicalab.lab_costs import estimate_protocol_cost
+from replicalab.models import CostRates, Protocol, ScientistAction, ScientistActionType
 from replicalab.reading import addresses, read_paper
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario, get_template
 from replicalab.scenarios.types import SPLITS
@@ -205,3 +208,49 @@ def test_the_structured_space_reaches_the_oracles_score(level: str) -> None:
             decoded = codec.decode(_in_slots(codec, plan.to_protocol()), episode.scientist_mask())
             assert isinstance(decoded, ScientistAction), decoded
             assert build_reward_breakdown(decoded.to_protocol(), pack).total == pytest.approx(text_score)
+
+
+def test_the_lab_charges_its_own_rates_and_says_them_when_asked() -> None:
+    assert generate_scenario(3, "ml_benchmark", "easy").lab.rates == CostRates()  # the classic terms
+    for seed in range(40):
+        pack = generate_scenario(seed, "ml_benchmark", "hard")
+        rates = pack.lab.rates
+        assert 10 <= rates.per_sample <= 20 and 50 <= rates.per_day <= 100 and 25 <= rates.per_control <= 50
+        for sub in pack.allowed_substitutions:
+            original, alternative = sub.original_key, sub.alternative_key
+            if original in rates.item_prices and alternative in rates.item_prices:
+                assert rates.item_prices[alternative] <= rates.item_prices[original]
+    env = replicalab_v0.env()
+    env.reset(seed=0, options={"template": "finance_trading", "difficulty": "hard", "scenario_seed": 5})
+    episode = env.unwrapped.episode
+    obs, *_ = env.last()
+    names = feature_names("scientist")
+    revealed = names.index("rates.revealed")
+    assert episode.scientist_observation().cost_rates is None and obs["observation"][revealed] == 0.0
+    question = ScientistAction(action_type=ScientistActionType.REQUEST_INFO, questions=[COSTS_QUESTION])
+    env.step(question)
+    env.step(None if env.last()[2] else grounded_lab_response(episode))
+    answer = episode.transcript[-1].message
+    rates = episode.scenario.lab.rates
+    assert f"{rates.per_sample:g} credits per sample, {rates.per_day:g} per day" in answer
+    assert episode.scientist_observation().cost_rates == rates
+    obs, *_ = env.last()
+    assert obs["observation"][revealed] == 1.0
+
+
+def test_asking_for_prices_fits_the_plan_to_the_lab_s_real_budget() -> None:
+    grid = Grid.of(seeds=range(200, 215), difficulties=["hard"])
+    settings = Settings(split="test")
+    over: dict[bool, int] = {}
+    for ask in (False, True):
+        logs = run_grid(grid, lambda a=ask: PublicReaderScientist(ask=a), settings=settings).logs
+        over[ask] = 0
+        for log in logs:
+            pack = generate_scenario(log.seed, log.template, log.difficulty, "test")
+            first = next(step for step in log.steps if step.action_type == "propose_protocol")
+            assert isinstance(first.action, dict)
+            plan = Protocol.model_validate(
+                {k: v for k, v in first.action.items() if k in Protocol.model_fields}
+            )
+            over[ask] += estimate_protocol_cost(plan, rates=pack.lab.rates) > pack.lab.budget_remaining
+    assert over[True] < over[False] / 3  # blind, the classic terms underprice a hard lab

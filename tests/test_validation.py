@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from replicalab.judge.facts import case_facts
 from replicalab.judge.scores import plan_of, wording_of
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import MAX_LIST_ITEMS, Constraint, Protocol, ValidationResult
+from replicalab.models import MAX_LIST_ITEMS, Constraint, CostRates, Protocol, ValidationResult
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.validation import validate_protocol
@@ -80,7 +80,9 @@ def public_protocol(pack: NormalizedScenarioPack, duration: int = 1) -> Protocol
 def fits_public_limits(pack: NormalizedScenarioPack, protocol: Protocol) -> bool:
     budget = constraint(pack, "max_budget")
     staff = constraint(pack, "max_staff")
-    return (budget is None or estimate_protocol_cost(protocol) <= (budget.quantity or 0.0)) and (
+    # priced as the Lab Manager quotes them when asked (medium and hard labs charge their own rates)
+    cost = estimate_protocol_cost(protocol, rates=pack.lab.rates)
+    return (budget is None or cost <= (budget.quantity or 0.0)) and (
         staff is None or estimate_staff_load(protocol) <= (staff.quantity or 0.0)
     )
 
@@ -121,14 +123,14 @@ def _with_controls(p: Protocol, controls: list[str]) -> Protocol:
     return p.model_copy(update={"controls": controls})
 
 
-def _over_budget(p: Protocol, c: Constraint) -> Protocol:
+def _over_budget(p: Protocol, c: Constraint, rates: CostRates) -> Protocol:
     # Repeating a control costs money but adds neither a distinct control nor (past two) staff;
-    # past the list cap, more samples pay the rest.
-    extra = int(((c.quantity or 0.0) - estimate_protocol_cost(p)) // 25) + 1
+    # past the list cap, more samples pay the rest (at the lab's own rates).
+    extra = int(((c.quantity or 0.0) - estimate_protocol_cost(p, rates=rates)) // rates.per_control) + 1
     p = _with_controls(p, [*p.controls, *[p.controls[-1]] * min(extra, MAX_LIST_ITEMS - len(p.controls))])
-    short = (c.quantity or 0.0) - estimate_protocol_cost(p)
+    short = (c.quantity or 0.0) - estimate_protocol_cost(p, rates=rates)
     if short >= 0:
-        p = p.model_copy(update={"sample_size": p.sample_size + int(short // 10) + 1})
+        p = p.model_copy(update={"sample_size": p.sample_size + int(short // rates.per_sample) + 1})
     return p
 
 
@@ -159,7 +161,7 @@ def violate(p: Protocol, c: Constraint, pack: NormalizedScenarioPack) -> Protoco
     if c.kind == "max_duration_days":
         return p.model_copy(update={"duration_days": q + 1})
     if c.kind == "max_budget":
-        return _over_budget(p, c)
+        return _over_budget(p, c, pack.lab.rates)
     if c.kind == "max_staff":
         return _over_staff(p, c, pack)
     if c.kind == "min_sample_size":

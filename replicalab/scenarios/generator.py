@@ -26,6 +26,8 @@ from typing import NamedTuple
 import numpy as np
 
 from replicalab.models import (
+    CLASSIC_ITEM_PRICES,
+    CostRates,
     LabManagerObservation,
     ResourceItem,
     ScientistObservation,
@@ -56,6 +58,14 @@ from replicalab.scenarios.types import (
 
 DEFAULT_MAX_ROUNDS = 6
 LAB_DRAWS = 64  # uniforms the lab's decisions draw (`Draws`)
+RATE_DRAWS = 24  # uniforms its prices draw: three rates, then one per listed item
+RATE_RANGE: dict[Difficulty, tuple[float, float]] = {
+    "easy": (1.0, 1.0),
+    "medium": (0.7, 1.3),
+    "hard": (1.0, 2.0),
+}
+"""What a lab charges, as multiples of the classic terms: the classic terms themselves on easy,
+around them on medium, up to twice them on hard (a busy facility that bills its time)."""
 _EXTRA_ITEMS = (3, 5)  # how many catalogue items beyond the case's needs a lab lists
 _UNAVAILABLE_EXTRA_P = {"easy": 0.2, "medium": 0.35, "hard": 0.5}
 
@@ -103,7 +113,7 @@ def _uniforms(seed: int, template_key: int, split: Split, level: Difficulty) -> 
     """A pack's uniforms: the lab's block, then its study's. One integer entropy (seed, template,
     split and difficulty side by side) gives every combination its own stream."""
     entropy = (seed << 36) | (template_key << 4) | (SPLITS.index(split) << 2) | DIFFICULTIES.index(level)
-    values: list[float] = np.random.default_rng(entropy).random(LAB_DRAWS + STUDY_DRAWS).tolist()
+    values: list[float] = np.random.default_rng(entropy).random(LAB_DRAWS + STUDY_DRAWS + RATE_DRAWS).tolist()
     return values
 
 
@@ -127,7 +137,9 @@ def generate_scenario(
     listing = _list_needs(case.needs, rescues, plan.spares)
     listing.update(_pick_extras(plan.catalogue, listing, level, draws))
     substitutions = [sub for _, sub in rescues] + _optional_substitutions(plan, listing, rescues, draws)
-    lab = _lab_facts(case, study, level, draws, plan.data.safety_restrictions)
+    rates = _rates(level, listing, substitutions, u[LAB_DRAWS + STUDY_DRAWS :])
+    swaps = {need.stock.name: sub.alternative for need, sub in rescues}
+    lab = _lab_facts(case, study, level, draws, plan.data.safety_restrictions, rates, swaps)
     return _assemble(
         f"{template}-{part}-{level}-{seed}",
         (template, part, level, seed),
@@ -227,12 +239,23 @@ def _optional_substitutions(
     return [sub for sub, coin in zip(candidates, coins, strict=False) if coin < 0.5]
 
 
-def _lab_facts(case: CasePlan, study: Study, level: Difficulty, draws: Draws, safety: list[str]) -> LabFacts:
+def _lab_facts(
+    case: CasePlan,
+    study: Study,
+    level: Difficulty,
+    draws: Draws,
+    safety: list[str],
+    rates: CostRates,
+    swaps: dict[str, str],
+) -> LabFacts:
     """The lab's numbers: with slack on easy, below the paper's plan on medium, near the minimal
-    plan on hard; never below the minimal plan, so that one always passes every check."""
+    plan on hard; never below the minimal plan with the lab's substitutes at the lab's prices, so
+    that one always passes every check."""
     reference = study.reference
     bounds = Bounds.of(
-        published_protocol(case.case, reference), minimal_protocol(case.case, level, {}, reference)
+        published_protocol(case.case, reference),
+        minimal_protocol(case.case, level, swaps, reference),
+        rates,
     )
     if level == "easy":
         budget = bounds.ref_cost * (1.25 + 0.35 * draws.budget)
@@ -257,6 +280,37 @@ def _lab_facts(case: CasePlan, study: Study, level: Difficulty, draws: Draws, sa
         staff_count=staff,
         time_limit_days=max(time_limit, case.case.min_duration_days),
         safety_restrictions=safety,
+        rates=rates,
+    )
+
+
+def _rates(
+    level: Difficulty, listing: dict[str, Listed], substitutions: list[Substitution], u: list[float]
+) -> CostRates:
+    """What the lab charges: the classic terms on easy; on medium and hard each rate and each
+    listed item's price drawn in `RATE_RANGE` times its classic value (whole credits, items in
+    fives), so a Scientist that does not ask prices its plans wrong. An allowed substitute never
+    costs more than the item it replaces: taking the lab's swap never breaks the budget."""
+    low, high = RATE_RANGE[level]
+    if low == high == 1.0:
+        return CostRates()
+
+    def drawn(classic: float, x: float, step: float) -> float:
+        return max(step, round(classic * (low + (high - low) * x) / step) * step)
+
+    prices = {
+        name.lower(): drawn(CLASSIC_ITEM_PRICES[listed.item.kind], x, 5.0)
+        for (name, listed), x in zip(listing.items(), u[3:], strict=False)
+    }
+    for sub in substitutions:
+        original, alternative = sub.original_key, sub.alternative_key
+        if original in prices and alternative in prices:
+            prices[alternative] = min(prices[alternative], prices[original])
+    return CostRates(
+        per_sample=drawn(10.0, u[0], 1.0),
+        per_day=drawn(50.0, u[1], 1.0),
+        per_control=drawn(25.0, u[2], 1.0),
+        item_prices=prices,
     )
 
 

@@ -11,7 +11,15 @@ import math
 from dataclasses import dataclass
 
 from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import Candidates, Constraint, ItemKind, Protocol, ResourceItem, Substitution
+from replicalab.models import (
+    Candidates,
+    Constraint,
+    CostRates,
+    ItemKind,
+    Protocol,
+    ResourceItem,
+    Substitution,
+)
 from replicalab.scenarios.registry import get_template, template_key
 from replicalab.scenarios.rules import MIN_CONTROLS, case_constraints, safety_constraints
 from replicalab.scenarios.study import candidates_of
@@ -81,12 +89,12 @@ class Bounds:
     least_budget: float  # the least budget the minimal plan fits in, with 2 % to spare, in tens
 
     @classmethod
-    def of(cls, reference: Protocol, minimal: Protocol) -> Bounds:
-        min_cost, min_staff = estimate_protocol_cost(minimal), estimate_staff_load(minimal)
+    def of(cls, reference: Protocol, minimal: Protocol, rates: CostRates) -> Bounds:
+        min_cost, min_staff = estimate_protocol_cost(minimal, rates=rates), estimate_staff_load(minimal)
         return cls(
             min_cost=min_cost,
             min_staff=min_staff,
-            ref_cost=max(estimate_protocol_cost(reference), min_cost),
+            ref_cost=max(estimate_protocol_cost(reference, rates=rates), min_cost),
             ref_staff=max(estimate_staff_load(reference), min_staff),
             least_budget=math.ceil(min_cost * 1.02 / 10.0) * 10.0,
         )

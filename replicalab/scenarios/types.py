@@ -19,6 +19,7 @@ from replicalab.models import (
     Candidates,
     Constraint,
     Contract,
+    CostRates,
     Credits,
     ItemKind,
     LabManagerObservation,
@@ -171,6 +172,7 @@ class LabFacts(Contract):
     staff_count: StaffCount
     time_limit_days: TimeLimit
     safety_restrictions: list[str]
+    rates: CostRates = Field(default_factory=CostRates)  # what the lab charges (private)
 
     @model_validator(mode="after")
     def _budget_within_total(self) -> LabFacts:
