@@ -36,6 +36,11 @@ The AEC env's: `scenario` (a pack to play, alone), `template`, `difficulty`, `sc
 non-negative int). A bad value raises an error naming the key; an unknown key is ignored with a
 warning. `env.unwrapped.episode.to_log()` is the episode's `EpisodeLog`.
 
+## Action masking
+`env.unwrapped.action_masks()` (structured mode) is the flat bool mask of the legal component
+values, the convention of sb3-contrib's `MaskablePPO`, which finds it through Gymnasium's
+wrappers with no glue.
+
 ## Vectorized environment
 Works in `SyncVectorEnv` and `AsyncVectorEnv`.
 
@@ -48,6 +53,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs.render import RENDER_MODES, check_render_mode, render
@@ -95,6 +101,16 @@ class ScientistEnv(gym.Env[dict[str, Any], Any]):
         if self.render_mode == "human":
             self.render()
         return self.session.observe(SCIENTIST), reward, episode.terminated, episode.truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """The legal values of every component of the structured action now, as one flat bool
+        array (the per-component masks concatenated: sb3-contrib's `MaskablePPO` calls this);
+        the same mask the observation carries as `action_mask`."""
+        episode = self.episode
+        if self.session.action_mode != "structured":
+            raise TypeError("action_masks: only the structured action space has component masks")
+        mask: np.ndarray = self.session.scientist_codec.mask(episode.scientist_mask()).astype(bool)
+        return mask
 
     def render(self) -> str | None:
         return render(self.render_mode, self.session.episode)
