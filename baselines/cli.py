@@ -50,6 +50,7 @@ from replicalab.baselines.oracle import OracleScientist
 from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMLabManager, LLMScientist
 from replicalab.baselines.rollouts import RolloutResult, SeatFactory, run_rollouts, usage_path
 from replicalab.baselines.runner import Grid, PolicyFactory, RunResult, Settings, run_grid
+from replicalab.baselines.structured_policy import structured_factory
 from replicalab.episode import MIN_ROUNDS
 from replicalab.models import EpisodeLog
 from replicalab.rewards import PRESETS, RewardConfig, get_preset
@@ -193,8 +194,13 @@ def _scientists(names: list[str], generate_fn: str | None, option: str) -> dict[
             factories[name] = functools.partial(LLMScientist, _load_generate_fn(generate_fn))
         elif name in SCIENTISTS:
             factories[name] = SCIENTISTS[name]
+        elif name.endswith(".zip") or ":" in name:
+            try:
+                factories[name] = structured_factory(name)
+            except ValueError as exc:
+                raise _Problem(str(exc), _USAGE) from None
         else:
-            valid = ", ".join([*SCIENTISTS, "llm"])
+            valid = ", ".join([*SCIENTISTS, "llm", "PATH.zip", "MODULE:ATTR"])
             raise _Problem(f"scientist: unknown policy {name!r}; valid: {valid}", _USAGE)
     if generate_fn is not None and "llm" not in factories:
         raise _Problem(f"--generate-fn applies to {option} llm only", _USAGE)
@@ -392,7 +398,13 @@ def evaluate(
     seeds: SeedsOpt = 20,
     first_seed: FirstSeedOpt = 0,
     scientist: Annotated[
-        str, typer.Option("--scientist", "-s", help="baseline | random | oracle | reader | llm.")
+        str,
+        typer.Option(
+            "--scientist",
+            "-s",
+            help="baseline | random | oracle | reader | llm | PATH.zip (a saved MaskablePPO) | "
+            "MODULE:ATTR (a callable from the Gymnasium env's observation to its action).",
+        ),
     ] = "baseline",
     generate_fn: GenerateFnOpt = None,
     reward_config: Annotated[
