@@ -11,10 +11,11 @@ from such choices states, in text mode and structured mode alike.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from replicalab.models import Candidates, Paper
-from replicalab.text import affirmed, mentions
+from replicalab.text import affirmed, mentions, sentences
 
 
 class Reading(NamedTuple):
@@ -27,15 +28,30 @@ class Reading(NamedTuple):
 
 
 def read_paper(paper: Paper, candidates: Candidates) -> Reading:
-    """Which of `candidates` the method of `paper` affirms (in the candidates' order)."""
-    method = paper.method
+    """Which of `candidates` the method of `paper` affirms (in the candidates' order), read
+    sentence by sentence: a method's sentences recur across the packs of a case, so what each
+    says of each candidate is worked out once."""
+    parts = sentences(paper.method)
 
     def said(names: list[str]) -> tuple[str, ...]:
-        return tuple(name for name in names if affirmed(name, method))
+        return tuple(name for name in names if any(_says(part, name) == _AFFIRMED for part in parts))
 
     elements = said(candidates.elements)
-    denied = tuple(e for e in candidates.elements if e not in elements and mentions(e, method))
+    denied = tuple(
+        e for e in candidates.elements if e not in elements and any(_says(part, e) for part in parts)
+    )
     return Reading(said(candidates.techniques), elements, said(candidates.controls), denied)
+
+
+_AFFIRMED = 2  # `_says`: the sentence names the candidate and does not deny it
+
+
+@lru_cache(maxsize=16384)  # (sentence, candidate) pairs recur across every pack of a case
+def _says(sentence: str, name: str) -> int:
+    """0: `sentence` does not name `name`; 1: it names it only to deny it; 2: it affirms it."""
+    if not mentions(name, sentence):
+        return 0
+    return _AFFIRMED if affirmed(name, sentence) else 1
 
 
 def addresses(elements: tuple[str, ...] | list[str]) -> str:

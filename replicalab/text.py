@@ -143,6 +143,11 @@ def _find(phrase: tuple[str, ...], tokens: tuple[str, ...]) -> list[int]:
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
+def sentences(text: str) -> tuple[str, ...]:
+    """The sentences of `text` (split after ".", "!", "?" or ";")."""
+    return tuple(_SENTENCE_END.split(text))
+
+
 @lru_cache(maxsize=1024)  # a paper's method is read for every candidate it might name
 def _sentence_tokens(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """The `words` of `text`, and the number of the sentence each one is in."""

@@ -31,7 +31,7 @@ from replicalab.models import (
 )
 from replicalab.scenarios import get_template, template_names
 from replicalab.scenarios.types import TemplateData
-from replicalab.text import mentions, occurs, spaced, words
+from replicalab.text import mentions, occurs, sentences, spaced, words
 
 _BLOCKER_HINTS = (
     "booked",
@@ -85,13 +85,6 @@ def _named_phrases(hints: _Hints, text: str, tokens: tuple[str, ...]) -> Iterato
 def _has_hint(hints: _Hints, text: str) -> bool:
     tokens = words(text)
     return not hints.single.isdisjoint(tokens) or any(_named_phrases(hints, text, tokens))
-
-
-def _hint_count(hints: _Hints, text: str) -> int:
-    """How many distinct hints `text` names as whole words."""
-    tokens = words(text)
-    phrases = sum(1 for _ in _named_phrases(hints, text, tokens))
-    return len(hints.single.intersection(tokens)) + phrases
 
 
 _BLOCKER = _compile_hints(_BLOCKER_HINTS)
@@ -175,17 +168,25 @@ def _paper_family(paper: Paper, goal: str) -> TemplateData:
     return get_template(_family_name(paper, goal, families))
 
 
-@lru_cache(maxsize=1024)  # a paper keeps its family for a whole episode and recurs across them: ~4 %
 def _family_name(paper: Paper, goal: str, families: tuple[tuple[str, tuple[str, ...], int], ...]) -> str:
     """`_paper_family`'s answer by name, among `families` as (name, hints, priority)."""
-    text = " ".join((paper.title, paper.hypothesis, paper.method, paper.key_finding, goal))
-    counted = [
-        (_hint_count(_compile_hints(hints), text), priority, name) for name, hints, priority in families
-    ]
+    texts = (paper.title, paper.hypothesis, *sentences(paper.method), paper.key_finding, goal)
+    counted = []
+    for name, hints, priority in families:
+        named = frozenset().union(*(_hints_named(hints, text) for text in texts))
+        counted.append((len(named), priority, name))
     count, _, best = max(counted, key=lambda entry: entry[:2])
     if count == 0:
         return min(families, key=lambda family: family[2])[0]
     return best
+
+
+@lru_cache(maxsize=8192)  # a paper's sentences recur across the packs of its case
+def _hints_named(hints: tuple[str, ...], text: str) -> frozenset[str]:
+    """The distinct `hints` that `text` names as whole words."""
+    compiled = _compile_hints(hints)
+    tokens = words(text)
+    return frozenset(compiled.single.intersection(tokens)) | frozenset(_named_phrases(compiled, text, tokens))
 
 
 def _feedback_indicates_blocker(entry: ConversationEntry) -> bool:
