@@ -90,15 +90,29 @@ class ChatCompleter(Protocol):
         ...
 
 
-class ScientistRole:
-    """The Scientist's prompts and its retry loop (`call_scientist_with_retry`)."""
-
-    agent = SCIENTIST
+class _RetryingRole:
+    """What both seats' roles share: the retry budget, and a turn that is the seat's
+    prompt → parse → retry call, or the model's last text when it never parsed."""
 
     def __init__(self, max_retries: int = 2) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
         self.max_retries = max_retries
+
+    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        try:
+            return self._call(generate, system_prompt, user_message)
+        except ScientistOutputParseError as error:
+            return error.raw_text
+
+    def _call(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        raise NotImplementedError
+
+
+class ScientistRole(_RetryingRole):
+    """The Scientist's prompts and its retry loop (`call_scientist_with_retry`)."""
+
+    agent = SCIENTIST
 
     def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
         return build_scientist_system_prompt(scenario)
@@ -106,23 +120,15 @@ class ScientistRole:
     def user_message(self, episode: Episode, max_chars: int) -> str:
         return format_scientist_observation(episode.scientist_observation(), max_chars)
 
-    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        try:
-            return call_scientist_with_retry(generate, system_prompt, user_message, self.max_retries).action
-        except ScientistOutputParseError as error:
-            return error.raw_text
+    def _call(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        return call_scientist_with_retry(generate, system_prompt, user_message, self.max_retries).action
 
 
-class LabManagerRole:
+class LabManagerRole(_RetryingRole):
     """The Lab Manager's prompts (shown the grounded check each turn) and its retry loop
     (`call_lab_manager_with_retry`)."""
 
     agent = LAB_MANAGER
-
-    def __init__(self, max_retries: int = 2) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
-        self.max_retries = max_retries
 
     def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
         return build_lab_manager_system_prompt(scenario)
@@ -130,11 +136,8 @@ class LabManagerRole:
     def user_message(self, episode: Episode, max_chars: int) -> str:
         return format_lab_manager_observation(episode.lab_manager_observation(), max_chars)
 
-    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        try:
-            return call_lab_manager_with_retry(generate, system_prompt, user_message, self.max_retries).action
-        except ScientistOutputParseError as error:
-            return error.raw_text
+    def _call(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        return call_lab_manager_with_retry(generate, system_prompt, user_message, self.max_retries).action
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from replicalab.models import FLAG_FIELDS, EpisodeLog, LabManagerActionType
 from replicalab.parsing import ScientistOutputParseError
 from replicalab.scenarios import DIFFICULTIES, generate_scenario
 from tests.openai_stub import StubServer, completion, scripted_lab_manager, scripted_table, serve
+from tests.test_scientist_policy import with_secret_reference
 
 CELLS = ["-t", "ml_benchmark", "-d", "hard", "--seeds", "2"]
 
@@ -47,15 +48,7 @@ def check_reader(messages: list[dict[str, str]]) -> str:
 
 def test_the_system_prompt_holds_the_lab_and_never_the_hidden_reference() -> None:
     pack = generate_scenario(7, "ml_benchmark", "hard")
-    secret_spec = pack.hidden_reference_spec.model_copy(
-        update={
-            "summary": "SECRET-SUMMARY",
-            "required_elements": ["SECRET-ELEMENT"],
-            "flexible_elements": ["SECRET-FLEX"],
-            "target_metric": "SECRET-METRIC",
-            "target_value": 987654.321,
-        }
-    )
+    secret_spec = with_secret_reference(pack)
     secret = pack.model_copy(update={"hidden_reference_spec": secret_spec})
     episode = Episode(secret)
     episode.step(build_baseline_scientist_action(episode.scientist_observation()))

@@ -34,7 +34,7 @@ from replicalab.models import (
     ScientistObservation,
     Substitution,
 )
-from replicalab.scenarios import generate_scenario
+from replicalab.scenarios import HiddenReferenceSpec, NormalizedScenarioPack, generate_scenario
 from replicalab.text import mentions
 
 TEMPLATES = ("math_reasoning", "ml_benchmark", "finance_trading")
@@ -248,9 +248,9 @@ def test_constraint_numbers_render_without_float_noise() -> None:
     assert '[hard] required_review: Review the code (term: "independent code review")' in prompt
 
 
-def test_prompts_never_show_the_hidden_reference_or_the_lab() -> None:
-    pack = generate_scenario(7, "ml_benchmark", "hard")
-    secret_spec = pack.hidden_reference_spec.model_copy(
+def with_secret_reference(pack: NormalizedScenarioPack) -> HiddenReferenceSpec:
+    """`pack`'s hidden spec with every text and number replaced by a marker a leak would show."""
+    return pack.hidden_reference_spec.model_copy(
         update={
             "summary": "SECRET-SUMMARY",
             "required_elements": ["SECRET-ELEMENT"],
@@ -259,6 +259,11 @@ def test_prompts_never_show_the_hidden_reference_or_the_lab() -> None:
             "target_value": 987654.321,
         }
     )
+
+
+def test_prompts_never_show_the_hidden_reference_or_the_lab() -> None:
+    pack = generate_scenario(7, "ml_benchmark", "hard")
+    secret_spec = with_secret_reference(pack)
     secret_lab = pack.lab.model_copy(
         update={
             "budget_total": 24680.0,
