@@ -5,17 +5,18 @@ Scientist structured action (one `MultiDiscrete` vector; `replicalab.envs.spaces
 | component | values | meaning |
 |---|---|---|
 | type | 4 | propose_protocol, revise_protocol, request_info, accept |
-| sample | 18 | `SAMPLE_LEVELS[i]` samples |
+| sample | 100 | `i + 1` samples |
 | duration | 30 | `i + 1` days |
-| technique | 12 | the i-th technique of the template's vocabulary |
-| question | 6 | `QUESTIONS[i]` (request_info only) |
-| control slot j | 2 | include the j-th control of the template's vocabulary |
-| item slot j | 2 | request the j-th resource of the scenario (its kind decides equipment/reagent) |
+| technique | 5 | the i-th technique of the pack's vocabulary (its candidates, then a generic one) |
+| question | 7 | `QUESTIONS[i]` (request_info only) |
+| control slot j (12) | 2 | include the j-th control of the pack's vocabulary (reviews, candidates, generic ones) |
+| element slot j (8) | 2 | address the j-th candidate element: the chosen ones make the rationale, "Addresses: …" |
+| item slot j (16) | 2 | request the j-th resource of the scenario (its kind decides equipment/reagent) |
 
 Components an action type does not use are ignored; `canonical` zeroes them, and
 `encode(decode(x)) == canonical(x)` for every legal `x`. The mask is the concatenation of one
-0/1 vector per component: type by the rules of the episode, technique/control/item slots by
-what exists in this scenario. An element that picks a masked-out value is refused with code
+0/1 vector per component: type by the rules of the episode, technique/control/element/item
+slots by what exists in this scenario. An element that picks a masked-out value is refused with code
 `masked_action`.
 
 Lab Manager structured action: `Discrete(4)`, the stance (report_feasibility,
