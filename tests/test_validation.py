@@ -445,7 +445,7 @@ def test_validation_never_raises_and_tags_every_issue(
     errors = {i.category for i in result.errors}
     if protocol.duration_days > pack.lab.time_limit_days:
         assert "schedule" in errors
-    if estimate_protocol_cost(protocol) > pack.lab.budget_remaining:
+    if estimate_protocol_cost(protocol, rates=pack.lab.rates) > pack.lab.budget_remaining:
         assert "budget" in errors
     if estimate_staff_load(protocol) > pack.lab.staff_count:
         assert "staff" in errors
