@@ -620,6 +620,58 @@ def scenarios(
         _console().print(report.brief(pack))
 
 
+@app.command("train")
+def train_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where model.zip, config.json and curve.csv go.")],
+    steps: Annotated[int, typer.Option(min=1, help="Environment steps to train for.")] = 100_000,
+    n_envs: Annotated[int, typer.Option(min=1, help="Environments stepped together.")] = 8,
+    seed: Annotated[int, typer.Option(min=0, help="Seeds the envs, the policy and the learner.")] = 0,
+    eval_every: Annotated[
+        int, typer.Option(min=1, help="Steps between points of the learning curve.")
+    ] = 10_000,
+    eval_seeds: Annotated[int, typer.Option(min=1, help="Validation seeds per template and difficulty.")] = 5,
+    num_train_scenarios: Annotated[
+        int | None, typer.Option(min=1, help="Train on the first N scenario seeds of the train split only.")
+    ] = None,
+    reward_config: Annotated[
+        str,
+        typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
+    ] = "default",
+) -> None:
+    """Train MaskablePPO on the Gymnasium Scientist env (needs the [train] extra)."""
+    from replicalab.baselines.train import TrainConfig, train
+
+    with _user_errors(_USAGE):
+        config = TrainConfig(
+            steps=steps,
+            n_envs=n_envs,
+            seed=seed,
+            eval_every=eval_every,
+            eval_seeds=eval_seeds,
+            num_train_scenarios=num_train_scenarios,
+            reward_config=_reward_config(reward_config),
+        )
+    progress = Progress(
+        TextColumn("training"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    )
+    task = progress.add_task("steps", total=steps)
+    try:
+        with _user_errors(), progress:
+            curve = train(config, out, lambda done: progress.update(task, completed=done))
+    except ImportError as exc:
+        _fail(str(exc), 1)
+    console = _console()
+    for point in curve:
+        console.print(
+            f"{point['steps']:>9,.0f} steps: validation judge score {point['judge_score']:.2f}, return {point['return']:+.2f}"
+        )
+    console.print(Text(f"wrote {out / 'model.zip'}, {out / 'config.json'} and {out / 'curve.csv'}"))
+
+
 @app.command("compare-rewards")
 def compare_rewards_command(
     templates: TemplatesOpt = None,
