@@ -78,7 +78,15 @@ def train(config: TrainConfig, out: Path, progress: Any = None) -> list[dict[str
     env = make_vec_env(
         "ReplicaLab/Scientist-v0", n_envs=config.n_envs, seed=config.seed, env_kwargs=env_kwargs
     )
-    model = MaskablePPO("MultiInputPolicy", env, seed=config.seed, n_steps=max(8, 2048 // config.n_envs))
+    # a rollout (n_steps per env) no longer than the steps between two points of the curve
+    rollout = max(8, min(2048, config.eval_every) // config.n_envs)
+    model = MaskablePPO(
+        "MultiInputPolicy",
+        env,
+        seed=config.seed,
+        n_steps=rollout,
+        batch_size=min(64, rollout * config.n_envs),
+    )
     curve: list[dict[str, float]] = []
     done = 0
     while done < config.steps:
