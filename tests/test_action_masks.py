@@ -32,9 +32,13 @@ def test_text_mode_has_no_component_masks() -> None:
 def test_maskable_ppo_trains_on_the_env_with_no_glue() -> None:
     sb3_contrib = pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     env = gym.make("ReplicaLab/Scientist-v0")
-    model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=32, seed=0)
-    model.learn(total_timesteps=64)
+    model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64, seed=0)
+    model.learn(total_timesteps=256)
+    assert model.num_timesteps == 256  # two rollouts and their updates went through
     obs, _ = env.reset(seed=1)
-    action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)  # type: ignore[attr-defined]
-    _, _, _, _, info = env.step(action)
-    assert info.get("error") is None  # a masked prediction is a legal move
+    done = False
+    while not done:  # a masked prediction is a legal move, to the end of an episode
+        action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)  # type: ignore[attr-defined]
+        obs, _, terminated, truncated, info = env.step(action)
+        assert info.get("error") is None
+        done = terminated or truncated
