@@ -51,6 +51,7 @@ from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMLab
 from replicalab.baselines.rollouts import RolloutResult, SeatFactory, run_rollouts, usage_path
 from replicalab.baselines.runner import Grid, PolicyFactory, RunResult, Settings, run_grid
 from replicalab.baselines.structured_policy import structured_factory
+from replicalab.baselines.train import CurvePoint, TrainConfig, train
 from replicalab.episode import MIN_ROUNDS
 from replicalab.models import EpisodeLog
 from replicalab.rewards import PRESETS, RewardConfig, get_preset
@@ -639,8 +640,6 @@ def train_command(
     ] = "default",
 ) -> None:
     """Train MaskablePPO on the Gymnasium Scientist env (needs the [train] extra)."""
-    from replicalab.baselines.train import TrainConfig, train
-
     with _user_errors(_USAGE):
         config = TrainConfig(
             steps=steps,
@@ -651,25 +650,39 @@ def train_command(
             num_train_scenarios=num_train_scenarios,
             reward_config=_reward_config(reward_config),
         )
-    progress = Progress(
-        TextColumn("training"),
+    with _user_errors():
+        _writable_dir(out, "--out")
+    progress = _training_progress()
+    task = progress.add_task("training", total=steps)
+
+    def show(point: CurvePoint) -> None:
+        progress.update(task, description=f"training · validation score {point.judge_score:.2f}")
+
+    try:
+        with _user_errors(), _stop_on_sigterm(), progress:
+            curve = train(config, out, lambda done: progress.update(task, completed=done), show)
+    except ImportError as exc:
+        _fail(str(exc), 1)
+    except KeyboardInterrupt:
+        _fail(f"interrupted; {out / 'curve.csv'} holds the curve so far", 130)
+    console = _console()
+    console.print(
+        report.curve_table(curve, f"MaskablePPO · reward {config.reward_config.name} · seed {seed}")
+    )
+    console.print(Text(f"wrote {out / 'config.json'}, {out / 'curve.csv'} and {out / 'model.zip'}"))
+
+
+def _training_progress() -> Progress:
+    """A progress bar of environment steps on stderr."""
+    return Progress(
+        TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=Console(stderr=True),
+        transient=True,
     )
-    task = progress.add_task("steps", total=steps)
-    try:
-        with _user_errors(), progress:
-            curve = train(config, out, lambda done: progress.update(task, completed=done))
-    except ImportError as exc:
-        _fail(str(exc), 1)
-    console = _console()
-    for point in curve:
-        console.print(
-            f"{point['steps']:>9,.0f} steps: validation judge score {point['judge_score']:.2f}, return {point['return']:+.2f}"
-        )
-    console.print(Text(f"wrote {out / 'model.zip'}, {out / 'config.json'} and {out / 'curve.csv'}"))
 
 
 @app.command("compare-rewards")

@@ -76,9 +76,13 @@ class SavedMaskablePPO:
                     "a saved MaskablePPO needs the [train] extra: pip install 'replicalab[train]'"
                 ) from exc
             self._model = MaskablePPO.load(self.path, device="cpu")
-        mask = observation["action_mask"].astype(bool)
-        action, _ = self._model.predict(observation, action_masks=mask, deterministic=True)
-        return action
+        return predict_masked(self._model, observation)
+
+
+def predict_masked(model: Any, observation: dict[str, np.ndarray]) -> Any:
+    """A MaskablePPO model's deterministic action, masked by the observation's own mask."""
+    mask = observation["action_mask"].astype(bool)
+    return model.predict(observation, action_masks=mask, deterministic=True)[0]
 
 
 def load_act(spec: str) -> tuple[ActFn, str]:

@@ -4,26 +4,38 @@ the way `evaluate` measures (needs the [train] extra: sb3-contrib and its torch)
 Every `eval_every` environment steps the current policy plays the same validation-split grid
 through the runner (`StructuredScientist`: the env's observations, the env's codec), and one row
 goes to `curve.csv`: the judge's mean score, which no reward config changes, and the mean return
-under the run's reward config. The model (`model.zip`) and the full config (`config.json`) are
-written beside it, so a run can be evaluated (`evaluate --scientist OUT/model.zip`) and repeated.
+under the run's reward config. The full config (`config.json`, the learner's settings and the
+package versions included) is written first and the curve a row at a time, so an interrupted
+run keeps both; the model (`model.zip`) is written at the end, for `evaluate --scientist
+OUT/model.zip`.
 """
 
 from __future__ import annotations
 
 import csv
+import importlib.metadata
 import json
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import Any, NamedTuple
 
 from replicalab.baselines.runner import Grid, Settings, run_grid
-from replicalab.baselines.structured_policy import StructuredScientist
+from replicalab.baselines.structured_policy import ActFn, StructuredScientist, predict_masked
 from replicalab.rewards import RewardConfig, get_preset
 
-CURVE_FIELDS = ("steps", "judge_score", "return")
+POLICY = "MultiInputPolicy"
+VERSIONED = ("replicalab", "sb3-contrib", "stable-baselines3", "torch", "gymnasium", "numpy")
+"""The packages whose versions a run's config records: they decide what a seed trains."""
+
+
+class CurvePoint(NamedTuple):
+    """One point of a learning curve (a row of `curve.csv`)."""
+
+    steps: int  # environment steps trained when it was measured
+    judge_score: float  # mean judge score of the evaluation grid; no reward config changes it
+    scientist_return: float  # mean Scientist return there, under the run's reward config
 
 
 @dataclass
@@ -44,24 +56,40 @@ class TrainConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name}: must be a positive int, got {value!r}")
 
+    def rollout_steps(self) -> int:
+        """Steps per env of one rollout: a rollout is no longer than the steps between two
+        points of the curve (and than PPO's usual 2048 in all)."""
+        return max(8, min(2048, self.eval_every) // self.n_envs)
 
-def _score(model: Any, config: TrainConfig) -> tuple[float, float]:
-    """(mean judge score, mean return) of the model's deterministic policy on the validation grid."""
 
-    def act(observation: dict[str, np.ndarray]) -> Any:
-        mask = observation["action_mask"].astype(bool)
-        return model.predict(observation, action_masks=mask, deterministic=True)[0]
-
-    settings = Settings(reward_config=config.reward_config, split="validation")
-    digests = run_grid(
-        Grid.of(seeds=config.eval_seeds), lambda: StructuredScientist(act), settings=settings
-    ).digests
+def evaluate_policy(act: ActFn, config: TrainConfig, split: str) -> tuple[float, float]:
+    """(mean judge score, mean return) of `act` on the `split` grid of `config.eval_seeds` seeds
+    per template and difficulty, against the grounded Lab Manager, as `evaluate` plays it."""
+    settings = Settings(reward_config=config.reward_config, split=split)
+    grid = Grid.of(seeds=config.eval_seeds)
+    digests = run_grid(grid, lambda: StructuredScientist(act), settings=settings).digests
     return statistics.fmean(d.score for d in digests), statistics.fmean(d.scientist_return for d in digests)
 
 
-def train(config: TrainConfig, out: Path, progress: Any = None) -> list[dict[str, float]]:
-    """Train, write `model.zip`, `config.json` and `curve.csv` under `out`, return the curve.
-    `progress(steps_done)` is called after each training chunk (a progress bar)."""
+def _versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in VERSIONED:
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def train(
+    config: TrainConfig,
+    out: Path,
+    on_steps: Callable[[int], None] | None = None,
+    on_point: Callable[[CurvePoint], None] | None = None,
+) -> list[CurvePoint]:
+    """Train, write `config.json`, `curve.csv` and `model.zip` under `out`, return the curve.
+    `on_steps(steps_done)` is called after every vector step (a progress bar), `on_point(point)`
+    after every point of the curve."""
     try:
         from sb3_contrib import MaskablePPO
         from stable_baselines3.common.env_util import make_vec_env
@@ -78,30 +106,43 @@ def train(config: TrainConfig, out: Path, progress: Any = None) -> list[dict[str
     env = make_vec_env(
         "ReplicaLab/Scientist-v0", n_envs=config.n_envs, seed=config.seed, env_kwargs=env_kwargs
     )
-    # a rollout (n_steps per env) no longer than the steps between two points of the curve
-    rollout = max(8, min(2048, config.eval_every) // config.n_envs)
-    model = MaskablePPO(
-        "MultiInputPolicy",
-        env,
-        seed=config.seed,
-        n_steps=rollout,
-        batch_size=min(64, rollout * config.n_envs),
-    )
-    curve: list[dict[str, float]] = []
-    done = 0
-    while done < config.steps:
-        chunk = min(config.eval_every, config.steps - done)
-        model.learn(total_timesteps=chunk, reset_num_timesteps=False)
-        done += chunk
-        score, ret = _score(model, config)
-        curve.append({"steps": done, "judge_score": score, "return": ret})
-        if progress is not None:
-            progress(done)
-    model.save(out / "model.zip")
-    settings = asdict(config) | {"reward_config": config.reward_config.model_dump(mode="json")}
+    n_steps = config.rollout_steps()
+    batch_size = min(64, n_steps * config.n_envs)
+    model = MaskablePPO(POLICY, env, seed=config.seed, n_steps=n_steps, batch_size=batch_size)
+    learner = {
+        "algorithm": "MaskablePPO",
+        "policy": POLICY,
+        "n_steps": n_steps,
+        "batch_size": batch_size,
+        "other_settings": "sb3-contrib's defaults",
+    }
+    settings = asdict(config) | {
+        "reward_config": config.reward_config.model_dump(mode="json"),
+        "learner": learner,
+        "versions": _versions(),
+    }
     (out / "config.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+    def stepped(_locals: dict[str, Any], _globals: dict[str, Any]) -> bool:
+        if on_steps is not None:
+            on_steps(model.num_timesteps)
+        return True  # go on training
+
+    curve: list[CurvePoint] = []
     with (out / "curve.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CURVE_FIELDS)
-        writer.writeheader()
-        writer.writerows(curve)
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(CurvePoint._fields)
+        while model.num_timesteps < config.steps:
+            chunk = min(config.eval_every, config.steps - model.num_timesteps)
+            model.learn(total_timesteps=chunk, reset_num_timesteps=False, callback=stepped)
+            point = CurvePoint(
+                model.num_timesteps,
+                *evaluate_policy(lambda obs: predict_masked(model, obs), config, "validation"),
+            )
+            curve.append(point)
+            writer.writerow(point)
+            handle.flush()
+            if on_point is not None:
+                on_point(point)
+    model.save(out / "model.zip")
     return curve

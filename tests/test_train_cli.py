@@ -1,5 +1,5 @@
-"""`replicalab train`: a short MaskablePPO run writes its model, config and learning curve, and
-the model it writes is what `evaluate --scientist` takes."""
+"""`replicalab train`: a short MaskablePPO run writes its full config, its learning curve and its
+model, and the model it writes is what `evaluate --scientist` takes."""
 
 from __future__ import annotations
 
@@ -11,50 +11,58 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
+from replicalab.baselines.train import CurvePoint, TrainConfig, train
+from replicalab.rewards import get_preset
 
 
-def test_a_short_run_writes_what_evaluate_reads(tmp_path: Path) -> None:
+def test_a_smoke_run_writes_what_evaluate_reads(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     out = tmp_path / "run"
-    args = [
-        "train",
-        "--out",
-        str(out),
-        "--steps",
-        "64",
-        "--n-envs",
-        "2",
-        "--eval-every",
-        "32",
-        "--eval-seeds",
-        "1",
-    ]
-    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*args, "-r", "sparse"])
+    args = ["train", "--out", str(out), "--steps", "2000", "--n-envs", "4", "--eval-every", "1000"]
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*args, "--eval-seeds", "1", "-r", "sparse"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader((out / "curve.csv").open(encoding="utf-8")))
-    assert [int(row["steps"]) for row in rows] == [32, 64]
+    assert [int(row["steps"]) for row in rows] == [1000, 2000]
     assert all(0.0 <= float(row["judge_score"]) <= 13.0 for row in rows)
+    assert "validation score" in result.stdout and "2,000" in result.stdout
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
-    assert config["steps"] == 64 and config["reward_config"]["name"] == "sparse"
-    evaluated = CliRunner(env={"COLUMNS": "200"}).invoke(
-        app,
-        [
-            "evaluate",
-            "-t",
-            "ml_benchmark",
-            "-d",
-            "easy",
-            "--seeds",
-            "1",
-            "--no-oracle",
-            "-s",
-            str(out / "model.zip"),
-        ],
-    )
+    assert config["steps"] == 2000 and config["n_envs"] == 4 and config["seed"] == 0
+    assert config["reward_config"] == get_preset("sparse").model_dump(mode="json")
+    assert config["learner"]["algorithm"] == "MaskablePPO" and config["learner"]["n_steps"] == 250
+    assert config["versions"]["sb3-contrib"]
+    evaluate = ["evaluate", "-t", "ml_benchmark", "-d", "easy", "--seeds", "1", "--no-oracle"]
+    evaluated = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*evaluate, "-s", str(out / "model.zip")])
     assert evaluated.exit_code == 0, evaluated.output
     assert "model vs grounded" in evaluated.stdout
+
+
+def test_the_curve_is_measured_at_fixed_intervals_and_reported_as_it_grows(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
+    config = TrainConfig(
+        steps=64, n_envs=2, eval_every=32, eval_seeds=1, reward_config=get_preset("potential")
+    )
+    steps_seen: list[int] = []
+    points: list[CurvePoint] = []
+    curve = train(config, tmp_path, steps_seen.append, points.append)
+    assert points == curve and [point.steps for point in curve] == [32, 64]
+    assert (
+        steps_seen == sorted(steps_seen) and steps_seen[0] == 2 and steps_seen[-1] == 64
+    )  # each vector step
+    written = list(csv.reader((tmp_path / "curve.csv").open(encoding="utf-8")))
+    assert written[0] == list(CurvePoint._fields)
+    assert [[float(v) for v in row] for row in written[1:]] == [list(point) for point in curve]
 
 
 def test_bad_training_options_are_refused_by_name(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["train", "--out", str(tmp_path), "-r", "dense"])
     assert result.exit_code == 2 and "dense" in result.output
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    result = CliRunner().invoke(app, ["train", "--out", str(a_file), "--steps", "8"])
+    assert result.exit_code == 1 and "--out" in result.output and "not a directory" in result.output
+
+
+@pytest.mark.parametrize("name", ["steps", "n_envs", "eval_every", "eval_seeds"])
+def test_a_bad_count_names_its_field(name: str) -> None:
+    with pytest.raises(ValueError, match=f"{name}: must be a positive int"):
+        TrainConfig(**{name: 0})  # type: ignore[arg-type]
