@@ -15,11 +15,9 @@ Results go to stdout, the progress bar and errors to stderr. A mistake in the co
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 import os
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -50,7 +48,7 @@ from replicalab.baselines.oracle import OracleScientist
 from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMLabManager, LLMScientist
 from replicalab.baselines.rollouts import RolloutResult, SeatFactory, run_rollouts, usage_path
 from replicalab.baselines.runner import Grid, PolicyFactory, RunResult, Settings, run_grid
-from replicalab.baselines.structured_policy import structured_factory
+from replicalab.baselines.structured_policy import import_callable, structured_factory
 from replicalab.baselines.train import CurvePoint, TrainConfig, train
 from replicalab.episode import MIN_ROUNDS
 from replicalab.models import EpisodeLog
@@ -168,20 +166,10 @@ def _first_error(error: ValidationError) -> str:
 
 def _load_generate_fn(spec: str) -> GenerateFn:
     """`MODULE:ATTR` → the callable; the working directory is importable, as for `python -m`."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise _Problem(f"--generate-fn: expected MODULE:ATTR, got {spec!r}", _USAGE)
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
     try:
-        target: object = importlib.import_module(module_name)
-        for part in attr.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
-        raise _Problem(f"--generate-fn: cannot load {spec!r}: {exc}", _USAGE) from None
-    if not callable(target):
-        raise _Problem(f"--generate-fn: {spec!r} is not callable", _USAGE)
-    return target
+        return import_callable(spec, "--generate-fn")
+    except ValueError as exc:
+        raise _Problem(str(exc), _USAGE) from None
 
 
 def _scientists(names: list[str], generate_fn: str | None, option: str) -> dict[str, PolicyFactory]:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -85,6 +87,26 @@ def predict_masked(model: Any, observation: dict[str, np.ndarray]) -> Any:
     return model.predict(observation, action_masks=mask, deterministic=True)[0]
 
 
+def import_callable(spec: str, option: str) -> Callable[..., Any]:
+    """The callable `MODULE:ATTR` names (ATTR may be dotted). The working directory is importable,
+    as for `python -m`, so a user's own module loads from where the command runs; a ValueError
+    names `option` and what is wrong."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise ValueError(f"{option}: expected MODULE:ATTR, got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        target: object = importlib.import_module(module_name)
+        for part in attr.split("."):
+            target = getattr(target, part)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"{option}: cannot load {spec!r}: {exc}") from None
+    if not callable(target):
+        raise ValueError(f"{option}: {spec!r} is not callable")
+    return target
+
+
 def load_act(spec: str) -> tuple[ActFn, str]:
     """(the policy, its name) from `PATH.zip` (a saved MaskablePPO) or `MODULE:ATTR` (a callable);
     a ValueError names what is wrong."""
@@ -93,18 +115,9 @@ def load_act(spec: str) -> tuple[ActFn, str]:
         if not path.is_file():
             raise ValueError(f"scientist: no model file {spec!r}")
         return SavedMaskablePPO(path), path.stem
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
+    if ":" not in spec:
         raise ValueError(f"scientist: expected a policy name, PATH.zip or MODULE:ATTR, got {spec!r}")
-    try:
-        target: object = importlib.import_module(module_name)
-        for part in attr.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"scientist: cannot load {spec!r}: {exc}") from None
-    if not callable(target):
-        raise ValueError(f"scientist: {spec!r} is not callable")
-    return target, attr.rsplit(".", 1)[-1]
+    return import_callable(spec, "scientist"), spec.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
 
 
 def structured_factory(spec: str) -> Callable[[], StructuredScientist]:
