@@ -21,7 +21,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, NamedTuple, NoReturn
@@ -609,19 +609,27 @@ def scenarios(
         _console().print(report.brief(pack))
 
 
+StepsOpt = Annotated[int, typer.Option(min=1, help="Environment steps to train for.")]
+NEnvsOpt = Annotated[int, typer.Option(min=1, help="Environments stepped together.")]
+EvalEveryOpt = Annotated[int, typer.Option(min=1, help="Steps between points of the learning curve.")]
+EvalSeedsOpt = Annotated[
+    int,
+    typer.Option(min=1, help="Scenario seeds per template and difficulty of each evaluation of the model."),
+]
+NumTrainScenariosOpt = Annotated[
+    int | None, typer.Option(min=1, help="Train on the first N scenario seeds of the train split only.")
+]
+
+
 @app.command("train")
 def train_command(
     out: Annotated[Path, typer.Option("--out", "-o", help="Where model.zip, config.json and curve.csv go.")],
-    steps: Annotated[int, typer.Option(min=1, help="Environment steps to train for.")] = 100_000,
-    n_envs: Annotated[int, typer.Option(min=1, help="Environments stepped together.")] = 8,
+    steps: StepsOpt = 100_000,
+    n_envs: NEnvsOpt = 8,
     seed: Annotated[int, typer.Option(min=0, help="Seeds the envs, the policy and the learner.")] = 0,
-    eval_every: Annotated[
-        int, typer.Option(min=1, help="Steps between points of the learning curve.")
-    ] = 10_000,
-    eval_seeds: Annotated[int, typer.Option(min=1, help="Validation seeds per template and difficulty.")] = 5,
-    num_train_scenarios: Annotated[
-        int | None, typer.Option(min=1, help="Train on the first N scenario seeds of the train split only.")
-    ] = None,
+    eval_every: EvalEveryOpt = 10_000,
+    eval_seeds: EvalSeedsOpt = 5,
+    num_train_scenarios: NumTrainScenariosOpt = None,
     reward_config: Annotated[
         str,
         typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
@@ -673,8 +681,24 @@ def _training_progress() -> Progress:
     )
 
 
+REPLAY_ONLY = (
+    "templates",
+    "difficulties",
+    "seeds",
+    "first_seed",
+    "scientists",
+    "generate_fn",
+    "max_rounds",
+    "split",
+    "jobs",
+)
+TRAIN_ONLY = ("train_seeds", "steps", "n_envs", "eval_every", "eval_seeds", "num_train_scenarios")
+"""compare-rewards' options that only replaying policies, or only training, takes."""
+
+
 @app.command("compare-rewards")
 def compare_rewards_command(
+    ctx: typer.Context,
     templates: TemplatesOpt = None,
     difficulties: DifficultiesOpt = None,
     seeds: SeedsOpt = 10,
@@ -694,20 +718,50 @@ def compare_rewards_command(
     split: SplitOpt = "train",
     jobs: JobsOpt = 1,
     out_dir: Annotated[
-        Path, typer.Option("--out-dir", help="Where the CSV table and the PNG figure go.")
+        Path, typer.Option("--out-dir", help="Where the CSV tables and the PNG figure go.")
     ] = Path("reward-comparison"),
     template_files: TemplateFilesOpt = None,
+    train_mode: Annotated[
+        bool,
+        typer.Option(
+            "--train", help="Train MaskablePPO under each config instead of replaying fixed policies."
+        ),
+    ] = False,
+    train_seeds: Annotated[
+        int, typer.Option(min=3, help="With --train: training seeds per config (0, 1, ...).")
+    ] = 3,
+    steps: StepsOpt = 100_000,
+    n_envs: NEnvsOpt = 8,
+    eval_every: EvalEveryOpt = 10_000,
+    eval_seeds: EvalSeedsOpt = 5,
+    num_train_scenarios: NumTrainScenariosOpt = None,
 ) -> None:
-    """Run policies under each reward preset; table, CSV and PNG of the mean reward components."""
+    """Run policies under each reward preset (table, CSV and PNG of the mean reward components),
+    or with --train train MaskablePPO under each (learning curves of the judge's score)."""
+    with _user_errors(_USAGE):
+        if train_mode:
+            _refuse_options(ctx, REPLAY_ONLY, "with --train")
+        else:
+            _refuse_options(ctx, TRAIN_ONLY, "without --train")
+        _register_templates(template_files)
+        configs = [_reward_config(name) for name in _names(presets) or list(PRESETS)]
+        base = TrainConfig(
+            steps=steps,
+            n_envs=n_envs,
+            eval_every=eval_every,
+            eval_seeds=eval_seeds,
+            num_train_scenarios=num_train_scenarios,
+        )
+    if train_mode:
+        _compare_trained(configs, range(train_seeds), base, out_dir)
+        return
     from replicalab.baselines.compare import compare_rewards, component_names, plot, write_csv
 
     with _user_errors(_USAGE):
-        _register_templates(template_files)
         grid = _grid(templates, difficulties, seeds, first_seed, split)
         factories = _scientists(
             _names(scientists) or ["baseline", "random", "oracle"], generate_fn, "--scientists"
         )
-        configs = [_reward_config(name) for name in _names(presets) or list(PRESETS)]
     with _user_errors():
         _writable_dir(out_dir, "--out-dir")
     total = len(grid.cells()) * len(factories) * len(configs)
@@ -740,3 +794,77 @@ def compare_rewards_command(
     console = _console()
     console.print(table)
     console.print(Text(f"wrote {out_dir / 'reward_components.csv'} and {out_dir / 'reward_components.png'}"))
+
+
+def _refuse_options(ctx: typer.Context, names: Sequence[str], when: str) -> None:
+    """Refuse, by its flag, an option given on the command line that does not apply `when`. (The
+    source is compared by name: typer vendors click's `ParameterSource` in its newer releases.)"""
+    for param in ctx.command.params:
+        source = ctx.get_parameter_source(param.name) if param.name in names else None
+        if source is not None and source.name != "DEFAULT":
+            flag = max(param.opts, key=len)
+            raise _Problem(f"{flag} does not apply {when}", _USAGE)
+
+
+def _compare_trained(
+    configs: list[RewardConfig], seeds: Sequence[int], base: TrainConfig, out_dir: Path
+) -> None:
+    """compare-rewards --train: the runs, the curves' CSV and PNG, the table of final scores."""
+    from replicalab.baselines.reward_training import (
+        check_configs,
+        plot_curves,
+        summarize_runs,
+        train_under_configs,
+        write_curves,
+        write_summaries,
+    )
+
+    with _user_errors(_USAGE):
+        check_configs(configs)
+    with _user_errors():
+        _writable_dir(out_dir, "--out-dir")
+    runs_total = len(configs) * len(seeds)
+    progress = _training_progress()
+    task = progress.add_task("training", total=runs_total * base.steps)
+    finished: list[tuple[str, int]] = []
+
+    def advance(name: str, seed: int, done: int) -> None:
+        if (name, seed) not in finished:
+            finished.append((name, seed))
+        before = (len(finished) - 1) * base.steps
+        description = f"training {name} · seed {seed} ({len(finished)}/{runs_total})"
+        progress.update(task, completed=before + min(done, base.steps), description=description)
+
+    try:
+        with _user_errors(), _stop_on_sigterm(), progress:
+            runs = train_under_configs(configs, seeds, base, out_dir, advance)
+    except ImportError as exc:
+        _fail(str(exc), 1)
+    except KeyboardInterrupt:
+        _fail(f"interrupted; the finished runs are under {out_dir / 'runs'}", 130)
+    title = f"MaskablePPO, {base.steps:,} steps × {_count(len(seeds), 'seed')} per reward config"
+    summaries = summarize_runs(runs)
+    write_curves(runs, out_dir / "learning_curves.csv")
+    write_summaries(summaries, out_dir / "final_scores.csv")
+    plot_curves(runs, out_dir / "learning_curves.png", title)
+    table = Table(
+        title=f"{title}: the judge's score, mean ± 95% CI over seeds",
+        title_justify="left",
+        header_style="bold",
+    )
+    for column in ("reward config", "seeds", "curve mean (validation)", "final (validation)", "test"):
+        table.add_column(column, justify="left" if column == "reward config" else "right")
+    for row in summaries:
+        table.add_row(
+            row.reward_config,
+            str(row.seeds),
+            report.estimate(row.curve_mean),
+            report.estimate(row.final),
+            report.estimate(row.test),
+        )
+    console = _console()
+    console.print(table)
+    written = ", ".join(str(out_dir / name) for name in ("learning_curves.csv", "final_scores.csv"))
+    console.print(
+        Text(f"wrote {written}, {out_dir / 'learning_curves.png'} and the runs under {out_dir / 'runs'}")
+    )
