@@ -51,9 +51,18 @@ PROMISES = {
         r"step 1: mean return -4\.00, \d+ tokens seen",  # two refused moves, then no agreement
         r"step 2: mean return -4\.00",
     ],
+    "08_maskable_ppo.py": [
+        r"trained 1024 steps",
+        r"finance_trading/hard\s+2 episodes, judge score\s+\d+\.\d\d",
+        r"overall\s+18 episodes, judge score\s+\d+\.\d\d",
+    ],
 }
-# Examples of the trainer adapters need their optional extra (CI installs every extra).
-EXTRAS = {"06_verifiers_env.py": "verifiers", "07_trl_grpo.py": "trl"}
+# Examples of the trainers need their optional extra (CI installs every extra): (extra, module).
+EXTRAS = {
+    "06_verifiers_env.py": ("verifiers", "verifiers"),
+    "07_trl_grpo.py": ("trl", "trl"),
+    "08_maskable_ppo.py": ("train", "sb3_contrib"),
+}
 
 
 def test_every_example_has_promises() -> None:
@@ -67,8 +76,8 @@ def test_every_example_has_promises() -> None:
 )
 def test_example_runs_and_prints_what_it_promises(script: Path) -> None:
     assert len(script.read_text().splitlines()) < 60
-    extra = EXTRAS.get(script.name)
-    if extra is not None and importlib.util.find_spec(extra) is None:
+    extra, module = EXTRAS.get(script.name, (None, None))
+    if module is not None and importlib.util.find_spec(module) is None:
         pytest.skip(f"the [{extra}] extra is not installed: pip install -e '.[{extra}]'")
     result = subprocess.run(
         [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
