@@ -1,4 +1,4 @@
-"""`replicalab`: evaluate policies, replay logged episodes, browse scenarios, compare rewards.
+"""`replicalab`: evaluate policies, replay logged episodes, browse scenarios, compare rewards, train.
 
     replicalab evaluate                       # baseline vs grounded Lab Manager, 180 episodes
     replicalab evaluate --scientist random --out runs/random.jsonl --jobs 2
@@ -6,6 +6,9 @@
     replicalab evaluate --template-file my_family.json -t my_family --seeds 2
     replicalab scenarios --show ml_benchmark hard 7
     replicalab compare-rewards --out-dir reward-comparison
+    replicalab train --out runs/ppo --steps 200000 -r potential   # needs the [train] extra
+    replicalab evaluate --scientist runs/ppo/model.zip
+    replicalab compare-rewards --train -p sparse,potential --out-dir reward-training
 
 Results go to stdout, the progress bar and errors to stderr. A mistake in the command line
 (unknown template, bad file) ends with a one-line message and a non-zero exit, no traceback:
@@ -65,7 +68,7 @@ from replicalab.scenarios.registry import check_split
 
 app = typer.Typer(
     name="replicalab",
-    help="ReplicaLab: evaluate Scientist policies, replay episodes, browse scenarios.",
+    help="ReplicaLab: evaluate Scientist policies, replay episodes, browse scenarios, train a Scientist.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,

@@ -1,0 +1,68 @@
+"""The README's "Train a Scientist" takes a newcomer from install to a trained, evaluated model: its
+install puts torch's CPU build before the extra, its Python trains and saves, and its commands
+run in order as written, with the training shortened to a smoke run."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from replicalab.baselines.cli import app
+from tests.test_readme import _blocks, _section
+
+SECTION = _section("Train a Scientist")
+# The commands as written train for minutes; the test trains a few rollouts with the same commands.
+SHORT = {"--steps": "64", "--eval-every": "32", "--eval-seeds": "1", "--n-envs": "2"}
+
+
+def _shortened(words: list[str]) -> list[str]:
+    if words[1] not in ("train", "compare-rewards"):
+        return words
+    kept = [w for i, w in enumerate(words) if w not in SHORT and (i == 0 or words[i - 1] not in SHORT)]
+    return kept + [part for option, value in SHORT.items() for part in (option, value)]
+
+
+def test_the_install_puts_the_cpu_torch_before_the_extra() -> None:
+    install = _blocks(SECTION, "bash")[0].splitlines()
+    torch = next(i for i, line in enumerate(install) if "pip install torch" in line)
+    extra = next(i for i, line in enumerate(install) if "pip install -e '.[train]'" in line)
+    assert torch < extra and "whl/cpu" in install[torch]
+
+
+def test_the_python_trains_and_saves_a_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
+    (block,) = _blocks(SECTION, "python")
+    assert "total_timesteps=100_000" in block
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block.replace("100_000", "64"), "README", "exec"), {})
+    assert (tmp_path / "ppo_scientist.zip").is_file()
+
+
+def test_the_commands_run_in_order_from_training_to_evaluation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
+    monkeypatch.chdir(tmp_path)
+    commands = [shlex.split(line) for line in _blocks(SECTION, "bash")[1].splitlines() if line.strip()]
+    assert [words[:2] for words in commands] == [
+        ["replicalab", "train"],
+        ["replicalab", "evaluate"],
+        ["replicalab", "compare-rewards"],
+    ]
+    outputs = []
+    for words in commands:
+        result = CliRunner(env={"COLUMNS": "200"}).invoke(app, _shortened(words)[1:])
+        assert result.exit_code == 0, (words, result.output)
+        outputs.append(result.stdout)
+    files = re.findall(r"^\| `([\w.]+)` \|", SECTION, re.MULTILINE)
+    assert sorted(files) == sorted(path.name for path in (tmp_path / "runs" / "ppo").iterdir())
+    assert "model vs grounded · reward default · test split" in outputs[1]
+    comparison = tmp_path / "runs" / "reward-training"
+    for name in ("learning_curves.png", "learning_curves.csv", "final_scores.csv"):
+        assert name in SECTION and (comparison / name).is_file()
+    for preset in ("sparse", "potential"):
+        assert len(list((comparison / "runs" / preset).iterdir())) == 3  # seeds
