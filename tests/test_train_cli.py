@@ -4,6 +4,7 @@ model, and the model it writes is what `evaluate --scientist` takes."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 from pathlib import Path
 
@@ -51,6 +52,22 @@ def test_the_curve_is_measured_at_fixed_intervals_and_reported_as_it_grows(tmp_p
     written = list(csv.reader((tmp_path / "curve.csv").open(encoding="utf-8")))
     assert written[0] == list(CurvePoint._fields)
     assert [[float(v) for v in row] for row in written[1:]] == [list(point) for point in curve]
+
+
+def test_a_seed_trains_the_same_model_twice(tmp_path: Path) -> None:
+    sb3_contrib = pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
+    config = TrainConfig(steps=64, n_envs=2, eval_every=64, eval_seeds=1, seed=5)
+    runs = {"one": config, "two": config, "other seed": dataclasses.replace(config, seed=6)}
+    curves = {name: train(run, tmp_path / name) for name, run in runs.items()}
+    weights = {
+        name: sb3_contrib.MaskablePPO.load(tmp_path / name / "model.zip").policy.state_dict() for name in runs
+    }
+
+    def same(a: str, b: str) -> bool:
+        return all(bool((weights[a][key] == weights[b][key]).all()) for key in weights[a])
+
+    assert curves["one"] == curves["two"] and same("one", "two")
+    assert not same("one", "other seed")
 
 
 def test_bad_training_options_are_refused_by_name(tmp_path: Path) -> None:
