@@ -1,9 +1,10 @@
 """Probes of what the benchmark measures: a Scientist that memorizes and one that reads.
 
 Both plan alike (`planned`): the baseline's opening (its items, duration and reviews), with a
-technique, controls, the elements the rationale addresses and a sample size put in, the sample
-size cut to the public bounds and the budget. They differ only in where those text choices come
-from:
+technique, controls, the elements the rationale addresses and a sample size put in, then fitted
+to the brief's bounds: its sample-size range, the lab's staff (the staff terms are the lab's
+fixed rule), then its budget at the prices the Scientist knows (the most samples that fit, then
+the longest duration). They differ only in where those text choices come from:
 
 - `MemorizerScientist` remembers, for each paper title of the train split, the choices the
   hidden study made most often over the packs it was fitted on (the study's draw does not
@@ -26,8 +27,8 @@ from typing import NamedTuple
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.episode import Episode
-from replicalab.lab_costs import estimate_protocol_cost
-from replicalab.models import Protocol, ScientistAction, ScientistActionType, ScientistObservation
+from replicalab.lab_costs import CLASSIC_RATES, estimate_protocol_cost, estimate_staff_load
+from replicalab.models import CostRates, Protocol, ScientistAction, ScientistActionType, ScientistObservation
 from replicalab.reading import addresses, read_paper
 from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
 
@@ -58,7 +59,7 @@ def planned(observation: ScientistObservation, choices: Choices) -> ScientistAct
                 min_controls = max(min_controls, math.ceil(c.quantity))
             elif c.kind in ("min_sample_size",):
                 bounds[c.kind] = max(bounds.get(c.kind, 0.0), c.quantity)
-            elif c.kind in ("max_sample_size", "max_budget"):
+            elif c.kind in ("max_sample_size", "max_budget", "max_staff"):
                 bounds[c.kind] = min(bounds.get(c.kind, math.inf), c.quantity)
     controls = list(dict.fromkeys([*choices.controls, *reviews]))
     for generic in opening.controls:
@@ -78,10 +79,35 @@ def planned(observation: ScientistObservation, choices: Choices) -> ScientistAct
         required_reagents=opening.required_reagents,
         rationale=addresses(choices.elements),
     )
-    budget, rates = bounds.get("max_budget", math.inf), observation.cost_rates  # classic until told
-    while protocol.sample_size > least and estimate_protocol_cost(protocol, rates=rates) > budget:
-        protocol = protocol.model_copy(update={"sample_size": max(least, protocol.sample_size * 3 // 4)})
+    protocol = _within_staff(protocol, bounds.get("max_staff", math.inf), least)
+    protocol = _within_budget(protocol, bounds.get("max_budget", math.inf), observation.cost_rates, least)
     return ScientistAction(action_type=ScientistActionType.PROPOSE_PROTOCOL, **protocol.model_dump())
+
+
+def _within_staff(protocol: Protocol, staff: float, least: int) -> Protocol:
+    """The plan trimmed to the lab's staff: no more than 20 samples, then no more than 5 days,
+    while the staff terms put it over."""
+    for field, limit in (("sample_size", max(20, least)), ("duration_days", 5)):
+        if estimate_staff_load(protocol) > staff and getattr(protocol, field) > limit:
+            protocol = protocol.model_copy(update={field: limit})
+    return protocol
+
+
+def _within_budget(protocol: Protocol, budget: float, rates: CostRates | None, least: int) -> Protocol:
+    """The plan priced at `rates` (the classic terms until the lab has told its own) and fitted
+    to the budget: the most samples that fit (not below `least`), then the longest duration."""
+    if estimate_protocol_cost(protocol, rates=rates) <= budget:
+        return protocol
+    terms = rates or CLASSIC_RATES
+    if terms.per_sample > 0:
+        fixed = estimate_protocol_cost(protocol, 0, rates)
+        n = max(least, min(protocol.sample_size, math.floor((budget - fixed) / terms.per_sample)))
+        protocol = protocol.model_copy(update={"sample_size": n})
+    over = estimate_protocol_cost(protocol, rates=rates) - budget
+    if over > 0 and terms.per_day > 0:
+        days = max(1, protocol.duration_days - math.ceil(over / terms.per_day))
+        protocol = protocol.model_copy(update={"duration_days": days})
+    return protocol
 
 
 class _Planner:

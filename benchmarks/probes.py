@@ -19,6 +19,7 @@ import math
 import statistics
 from collections.abc import Callable
 
+from replicalab.baselines.metrics import EpisodeDigest
 from replicalab.baselines.oracle import OracleScientist
 from replicalab.baselines.policies import BaselineScientist, Policy, RandomScientist
 from replicalab.baselines.probes import MemorizerScientist, PublicReaderScientist
@@ -28,6 +29,8 @@ from replicalab.scenarios.types import SPLITS
 
 FIT_SEEDS = 50
 FIRST_SEED = 10_000
+BLIND = "public reader"
+ASKS = "public reader, asks costs first"
 
 
 def _interval(values: list[float]) -> str:
@@ -36,19 +39,21 @@ def _interval(values: list[float]) -> str:
     return f"{mean:.2f} ± {half:.2f}"
 
 
-def normalized(
+def played(
     probes: dict[str, Callable[[], Policy]], split: str, difficulties: tuple[str, ...], seeds: int
-) -> dict[str, list[float]]:
-    """Probe name -> its score over the oracle's, per episode of the grid."""
+) -> dict[str, list[EpisodeDigest]]:
+    """Probe name -> its episodes of the grid, the oracle's included, in grid order."""
     grid = Grid.of(difficulties=list(difficulties), seeds=range(FIRST_SEED, FIRST_SEED + seeds))
     settings = Settings(split=split)
-    oracle = [d.score for d in run_grid(grid, OracleScientist, settings=settings).digests]
-    result = {}
-    for name, factory in probes.items():
-        scores = [d.score for d in run_grid(grid, factory, settings=settings).digests]
-        result[name] = [s / o if o > 0 else 0.0 for s, o in zip(scores, oracle, strict=True)]
-    result["oracle (score)"] = oracle
-    return result
+    every = {**probes, "oracle": OracleScientist}
+    return {name: run_grid(grid, factory, settings=settings).digests for name, factory in every.items()}
+
+
+def normalized(episodes: dict[str, list[EpisodeDigest]], name: str) -> list[float]:
+    """`name`'s score over the oracle's on the same scenario, per episode."""
+    oracle = [d.score for d in episodes["oracle"]]
+    scores = [d.score for d in episodes[name]]
+    return [s / o if o > 0 else 0.0 for s, o in zip(scores, oracle, strict=True)]
 
 
 def main() -> None:
@@ -58,26 +63,47 @@ def main() -> None:
     memorizer = MemorizerScientist(seeds=range(FIT_SEEDS))
     probes: dict[str, Callable[[], Policy]] = {
         "memorizer": lambda: memorizer,
-        "public reader": PublicReaderScientist,
-        "public reader, asks costs first": lambda: PublicReaderScientist(ask=True),
+        BLIND: PublicReaderScientist,
+        ASKS: lambda: PublicReaderScientist(ask=True),
         "baseline": BaselineScientist,
         "random": RandomScientist,
     }
     per_split = 3 * len(DIFFICULTIES) * args.seeds
+    runs: dict[str, dict[str, list[EpisodeDigest]]] = {
+        split: played(probes, split, DIFFICULTIES, args.seeds) for split in SPLITS
+    }
+    runs |= {f"test {level}": played(probes, "test", (level,), args.seeds) for level in DIFFICULTIES}
     print(
         "normalized score (share of the oracle's), mean ± 95 % interval: "
         f"{per_split} episodes per split, {per_split // len(DIFFICULTIES)} per test difficulty"
     )
-    columns = [f"{split}" for split in SPLITS] + [f"test {level}" for level in DIFFICULTIES]
+    columns = [*SPLITS, *(f"test {level}" for level in DIFFICULTIES)]
+    _table(columns, [(name, [_interval(normalized(runs[c], name)) for c in columns]) for name in probes])
+    print("\njudge score and rounds used on the test split, per difficulty (mean ± 95 % interval)")
+    levels = [f"test {level}" for level in DIFFICULTIES]
+    rows = [
+        (
+            name,
+            [_interval([d.score for d in runs[c][name]]) for c in levels]
+            + [_mean_rounds(runs, levels, name)],
+        )
+        for name in [*probes, "oracle"]
+    ]
+    _table([*(f"score, {c}" for c in levels), "rounds easy / medium / hard"], rows)
+    hard = runs["test hard"]
+    gain = [a.score - b.score for a, b in zip(hard[ASKS], hard[BLIND], strict=True)]
+    print(f"\non test hard, asking first minus proposing blind (paired judge score): {_interval(gain)}")
+
+
+def _mean_rounds(runs: dict[str, dict[str, list[EpisodeDigest]]], columns: list[str], name: str) -> str:
+    return " / ".join(f"{statistics.fmean(d.rounds_used for d in runs[c][name]):.2f}" for c in columns)
+
+
+def _table(columns: list[str], rows: list[tuple[str, list[str]]]) -> None:
     print("| probe | " + " | ".join(columns) + " |")
     print("|---|" + "---:|" * len(columns))
-    cells: dict[str, dict[str, list[float]]] = {}
-    for split in SPLITS:
-        cells[split] = normalized(probes, split, DIFFICULTIES, args.seeds)
-    for level in DIFFICULTIES:
-        cells[f"test {level}"] = normalized(probes, "test", (level,), args.seeds)
-    for name in [*probes, "oracle (score)"]:
-        print(f"| {name} | " + " | ".join(_interval(cells[c][name]) for c in columns) + " |")
+    for name, cells in rows:
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
