@@ -1,11 +1,11 @@
 """Environment steps per second of MaskablePPO on the Gymnasium Scientist env (needs the [train]
-extra): `replicalab train`'s learner settings against sb3-contrib's defaults, and the env alone.
+extra): `replicalab train`'s learner settings against sb3-contrib's defaults.
 
 The two learners train the same rollouts (8 envs × 256 steps, sb3's 10 epochs) and differ in
 their minibatch (64 against `train.BATCH_SIZE`) and in torch's distribution argument checks (on
 against off); they run in alternation, `ROUNDS` times each, and the ratio is the median of the
-paired rounds, so the machine's load moves both alike. The env alone steps the same 8 envs with
-random legal actions: what is left of a training step is the learner's.
+paired rounds, so the machine's load moves both alike. Both run on one torch thread, as `train`
+does.
 
     python -m benchmarks.bench_training [--rounds N]
 """
@@ -16,7 +16,6 @@ import argparse
 import statistics
 import time
 
-import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
@@ -45,22 +44,8 @@ def learner_steps_per_second(batch_size: int, checks: bool) -> float:
     return steps / (time.perf_counter() - start)
 
 
-def env_steps_per_second() -> float:
-    env = _vec_env()
-    env.reset()
-    space = env.action_space
-    space.seed(0)
-    steps = N_ENVS * N_STEPS
-    start = time.perf_counter()
-    for _ in range(N_STEPS):
-        masks = env.env_method("action_masks")
-        actions = [space.sample(mask=np.asarray(mask, dtype=np.int8)) for mask in masks]
-        env.step(np.stack(actions))
-    return steps / (time.perf_counter() - start)
-
-
 def run(rounds: int = ROUNDS) -> dict[str, float]:
-    """Steps per second of each learner (median over rounds), their paired ratio, the env's."""
+    """Steps per second of each learner (median over rounds) and their paired ratio."""
     torch.set_num_threads(1)
     rates: dict[str, list[float]] = {name: [] for name in SETTINGS}
     for _ in range(rounds):
@@ -71,7 +56,6 @@ def run(rounds: int = ROUNDS) -> dict[str, float]:
     ]
     figures = {name: statistics.median(values) for name, values in rates.items()}
     figures["ratio"] = statistics.median(ratios)
-    figures["env alone"] = env_steps_per_second()
     return figures
 
 
@@ -80,7 +64,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="paired rounds of the two learners")
     args = parser.parse_args()
     figures = run(args.rounds)
-    for name in (*SETTINGS, "env alone"):
+    for name in SETTINGS:
         print(f"{name}: {figures[name]:,.0f} env steps/s")
     print(f"replicalab train / sb3 defaults: {figures['ratio']:.2f}× (median of {args.rounds} paired rounds)")
 
