@@ -1,7 +1,7 @@
 """`evaluate --backend ray` plays the runner's chunks as Ray tasks on a local Ray and writes the
-log `--jobs` writes, byte for byte; fresh Ray workers play a family only the parent registered;
-a run killed midway keeps whole episodes and resumes to the clean bytes. Needs Ray (the [rllib]
-extra, which CI installs)."""
+log `--jobs` writes, byte for byte; fresh Ray workers play a family only the parent registered
+and a policy from the working directory; a run killed midway keeps whole episodes and resumes
+to the clean bytes. Needs Ray (the [rllib] extra, which CI installs)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[rllib]'")
+pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[rllib]'")
 
-import replicalab.scenarios.registry as registry  # noqa: E402
-from replicalab.baselines.cli import app  # noqa: E402
-from replicalab.baselines.metrics import EpisodeDigest  # noqa: E402
-from replicalab.baselines.policies import BaselineScientist  # noqa: E402
-from replicalab.baselines.runner import Grid, run_grid  # noqa: E402
-from tests.test_runner import LLM  # noqa: E402
+import ray
+
+import replicalab.scenarios.registry as registry
+from replicalab.baselines.cli import app
+from replicalab.baselines.metrics import EpisodeDigest
+from replicalab.baselines.policies import BaselineScientist
+from replicalab.baselines.runner import Grid, run_grid
+from tests.test_runner import LLM
 
 pytestmark = pytest.mark.slow
 
