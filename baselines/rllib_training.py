@@ -144,8 +144,9 @@ def ppo_config(
     hidden: tuple[int, ...] = (64, 64),
 ) -> PPOConfig:
     """PPO for both seats on the `api` env, sampled and trained in this process (RLlib's
-    `num_env_runners=0`, one local learner): the envs are fast and small networks gain nothing
-    from more processes on a laptop. Scale with `.env_runners(num_env_runners=N)` as usual."""
+    `num_env_runners=0`, one local learner), so a short run starts no worker process;
+    `.env_runners(num_env_runners=N)` on the result samples in N processes as usual. `hidden`
+    are the layer sizes of each seat's encoder (RLlib's `fcnet_hiddens`)."""
     register_envs()
     module = RLModuleSpec(module_class=MaskedPPOModule, model_config={"fcnet_hiddens": list(hidden)})
     return (

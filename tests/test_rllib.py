@@ -1,8 +1,9 @@
 """RLlib's PPO trains both seats, the Scientist and a learned Lab Manager, through RLlib's own
 PettingZoo wrappers of the AEC and the parallel env: both networks learn, the returns are
 finite, the masked module never plays a move the mask forbids, the rewards RLlib's wrappers hand
-out sum to the episode's returns, and a waiting agent's steps carry no policy gradient. Needs the
-[rllib] extra (ray[rllib] and torch), which CI installs."""
+out sum to the episode's returns, a waiting agent's steps carry no policy gradient, and the
+README's install and Python do what it says. Needs the [rllib] extra (ray[rllib] and torch),
+which CI installs."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from replicalab.baselines.rllib_training import MaskedPPOModule, act, make_env, ppo_config
 from replicalab.envs import replicalab_v0
 from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST
+from tests.test_readme import _blocks, _section
 
 pytestmark = [
     pytest.mark.slow,
@@ -155,3 +157,21 @@ def test_a_mask_with_one_legal_move_per_component_is_always_played() -> None:
 def test_text_mode_is_refused_with_the_reason() -> None:
     with pytest.raises(ValueError, match="structured action mode only"):
         make_env("aec", {"action_mode": "text"})
+
+
+def test_the_readme_installs_the_cpu_torch_first_and_its_python_trains_both_seats() -> None:
+    section = _section("Multi-agent training with RLlib")
+    install = _blocks(section, "bash")[0].splitlines()
+    torch_line = next(i for i, line in enumerate(install) if "pip install torch" in line)
+    assert torch_line < install.index("pip install -e '.[rllib]'") and "whl/cpu" in install[torch_line]
+    (block,) = _blocks(section, "python")
+    assert "range(20)" in block
+    scope: dict[str, Any] = {}
+    exec(compile(block.replace("range(20)", "range(1)"), "README", "exec"), scope)
+    try:
+        assert set(scope["result"]["env_runners"]["agent_episode_returns_mean"]) == set(AGENTS)
+        assert isinstance(scope["scientist"], MaskedPPOModule) and isinstance(
+            scope["lab_manager"], MaskedPPOModule
+        )
+    finally:
+        scope["algo"].stop()
