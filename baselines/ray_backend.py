@@ -51,6 +51,8 @@ def ray_outcomes(
 ) -> Generator[runner._Outcome, None, None]:
     """Outcomes as their chunks finish (any order), with at most `2 * jobs` chunks in flight so
     a long grid neither floods the object store nor makes each wait scan every pending task."""
+    if not todo:  # a finished file resumed: nothing to start Ray for
+        return
     ensure_ray(jobs)
     run = uuid.uuid4().hex
     shared = ray.put(setup)  # sent once, not with every task

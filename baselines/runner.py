@@ -60,7 +60,8 @@ PolicyFactory = Callable[[], Policy]
 and for the Ray backend."""
 Backend = Literal["processes", "ray"]
 BACKENDS: tuple[Backend, ...] = ("processes", "ray")
-"""Where `run_grid` plays episodes when it does not play them in this process."""
+"""Where `run_grid` plays episodes: `processes` (this one, or `jobs` worker processes) or `ray`
+(Ray tasks, `jobs` at a time)."""
 
 
 class Cell(NamedTuple):
