@@ -28,11 +28,11 @@ $(READY): pyproject.toml
 venv: $(READY)
 
 # Every optional extra, which CI tests too (`make extras test`). torch's CPU build goes first: the
-# TRL and train extras ask for torch, and pip would otherwise fetch a CUDA build of several GB.
+# TRL, train and rllib extras ask for torch, and pip would otherwise fetch a CUDA build of several GB.
 EXTRAS := $(VENV)/extras
 $(EXTRAS): $(READY)
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train]'
+	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train,rllib]'
 	touch $@
 
 extras: $(EXTRAS)

@@ -2,6 +2,7 @@
 
     replicalab evaluate                       # baseline vs grounded Lab Manager, 180 episodes
     replicalab evaluate --scientist random --out runs/random.jsonl --jobs 2
+    replicalab evaluate --backend ray --jobs 8   # Ray tasks (RAY_ADDRESS's cluster, else local)
     replicalab replay runs/random.jsonl 3     # or an episode id; -1 is the last
     replicalab evaluate --template-file my_family.json -t my_family --seeds 2
     replicalab scenarios --show ml_benchmark hard 7
@@ -18,6 +19,7 @@ Results go to stdout, the progress bar and errors to stderr. A mistake in the co
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import signal
@@ -50,7 +52,7 @@ from replicalab.baselines.metrics import EpisodeDigest, summarize
 from replicalab.baselines.oracle import OracleScientist
 from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMLabManager, LLMScientist
 from replicalab.baselines.rollouts import RolloutResult, SeatFactory, run_rollouts, usage_path
-from replicalab.baselines.runner import Grid, PolicyFactory, RunResult, Settings, run_grid
+from replicalab.baselines.runner import BACKENDS, Backend, Grid, PolicyFactory, RunResult, Settings, run_grid
 from replicalab.baselines.structured_policy import import_callable, structured_factory
 from replicalab.baselines.train import CurvePoint, TrainConfig, train
 from replicalab.episode import MIN_ROUNDS
@@ -266,6 +268,21 @@ def _seats(
     return _Seats(sci, lab, served=True)
 
 
+def _backend(name: str, served: bool) -> Backend:
+    """The runner backend `--backend` names, refused if it cannot play these seats or is not
+    installed."""
+    backend = next((known for known in BACKENDS if known == name), None)
+    if backend is None:
+        raise _Problem(f"--backend: expected one of {', '.join(BACKENDS)}, got {name!r}", _USAGE)
+    if backend == "ray" and served:
+        raise _Problem(
+            "--backend ray runs policies; a served model runs --concurrency episodes in one", _USAGE
+        )
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise _Problem("--backend ray needs Ray: pip install -e '.[rllib]' (or pip install ray)", 1)
+    return backend
+
+
 def _register_templates(paths: list[Path] | None) -> None:
     """Register each family file before anything reads the registry (the grid checks names).
 
@@ -376,7 +393,7 @@ SplitOpt = Annotated[
 MaxRoundsOpt = Annotated[
     int, typer.Option(min=MIN_ROUNDS, help="Rounds before the negotiation ends (a proposal, then an accept).")
 ]
-JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes.")]
+JobsOpt = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Worker processes (Ray: tasks at a time).")]
 SeedsOpt = Annotated[int, typer.Option(min=1, help="Seeds per template × difficulty.")]
 GenerateFnOpt = Annotated[
     str | None, typer.Option(help="MODULE:ATTR of a GenerateFn (messages -> text), for the llm scientist.")
@@ -407,6 +424,14 @@ def evaluate(
     split: SplitOpt = "test",
     oracle: Annotated[bool, typer.Option(help="Also run the oracle, for regret.")] = True,
     jobs: JobsOpt = 1,
+    backend_name: Annotated[
+        str,
+        typer.Option(
+            "--backend",
+            help="processes | ray: where --jobs run (ray: as Ray tasks on the cluster RAY_ADDRESS names, "
+            "else on a local Ray; needs Ray).",
+        ),
+    ] = "processes",
     out: Annotated[
         Path | None, typer.Option("--out", "-o", help="Write one EpisodeLog JSON per line to this file.")
     ] = None,
@@ -450,6 +475,7 @@ def evaluate(
         _register_templates(template_files)
         grid = _grid(templates, difficulties, seeds, first_seed, split)
         seats = _seats(scientist, lab_manager, generate_fn, jobs, chat, lab_manager_model)
+        backend = _backend(backend_name, seats.served)
         if not seats.served:
             llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
         settings = Settings(reward_config=_reward_config(reward_config), max_rounds=max_rounds, split=split)
@@ -494,11 +520,17 @@ def evaluate(
                     out=out,
                     resume=resume,
                     on_episode=advance,
+                    backend=backend,
                 )
             reference = result.digests if scientist == "oracle" else None
             if with_oracle:
                 reference = run_grid(
-                    grid, OracleScientist, settings=settings, jobs=jobs, on_episode=advance
+                    grid,
+                    OracleScientist,
+                    settings=settings,
+                    jobs=jobs,
+                    on_episode=advance,
+                    backend=backend,
                 ).digests
     except KeyboardInterrupt:
         hint = f"; {out} holds whole episodes only: rerun with --resume to finish" if out else ""

@@ -8,9 +8,11 @@ Reproducibility is the point of a log, so:
 - The grid is templates × difficulties × seeds, in that order; the scenario of a cell is
   `generate_scenario(seed, template, difficulty)`, and each policy's seed is derived from the
   same triple through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
-- Episodes may run in worker processes (`jobs`), but lines are written in grid order only, one
-  whole line and a flush per episode, so `jobs=2` writes the same bytes as `jobs=1` and a killed
-  run leaves a prefix of whole lines (plus at most one partial line).
+- Episodes may run in worker processes (`jobs`), or as Ray tasks (`backend="ray"`, see
+  `replicalab.baselines.ray_backend`), both playing the same chunks with `_play`, but lines are
+  written in grid order only, one whole line and a flush per episode, so `jobs=2` and Ray write
+  the same bytes as `jobs=1` and a killed run leaves a prefix of whole lines (plus at most one
+  partial line).
 - `resume=True` drops a trailing partial line, keeps the episodes already logged (they must be
   a prefix of this grid, with the same reward config and round limit) and appends the rest: the
   finished file equals a clean run's, byte for byte.
@@ -25,11 +27,11 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, Literal, NamedTuple
 
 import numpy as np
 from pydantic import ValidationError
@@ -54,7 +56,12 @@ if sys.platform != "win32":
     import fcntl
 
 PolicyFactory = Callable[[], Policy]
-"""Builds a fresh policy; a class works. Must pickle for jobs > 1 where processes do not fork."""
+"""Builds a fresh policy; a class works. Must pickle for jobs > 1 where processes do not fork,
+and for the Ray backend."""
+Backend = Literal["processes", "ray"]
+BACKENDS: tuple[Backend, ...] = ("processes", "ray")
+"""Where `run_grid` plays episodes: `processes` (this one, or `jobs` worker processes) or `ray`
+(Ray tasks, `jobs` at a time)."""
 
 
 class Cell(NamedTuple):
@@ -200,6 +207,22 @@ def _chunks(todo: list[tuple[int, Cell]], jobs: int) -> list[list[tuple[int, Cel
     return [todo[i : i + size] for i in range(0, len(todo), size)]
 
 
+WorkerSetup = tuple[PolicyFactory, PolicyFactory, Settings, tuple[TemplateData, ...]]
+"""What a worker of another process needs: both seats' factories, the settings, and the parent's
+templates of the grid."""
+
+
+def set_up_worker(
+    scientist: PolicyFactory,
+    lab_manager: PolicyFactory,
+    settings: Settings,
+    templates: tuple[TemplateData, ...],
+) -> None:
+    """Make this process a worker of a run: the parent's templates, then fresh policies."""
+    _adopt_templates(templates)
+    _init_worker(scientist, lab_manager, settings)
+
+
 def _init_pool_worker(
     scientist: PolicyFactory,
     lab_manager: PolicyFactory,
@@ -207,8 +230,7 @@ def _init_pool_worker(
     templates: tuple[TemplateData, ...],
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-    _adopt_templates(templates)
-    _init_worker(scientist, lab_manager, settings)
+    set_up_worker(scientist, lab_manager, settings, templates)
 
 
 def _adopt_templates(templates: tuple[TemplateData, ...]) -> None:
@@ -300,16 +322,21 @@ def run_grid(
     out: str | os.PathLike[str] | None = None,
     resume: bool = False,
     on_episode: Callable[[EpisodeDigest], None] | None = None,
+    backend: Backend = "processes",
 ) -> RunResult:
     """Play every cell of `grid`; write the logs to `out` (JSONL) in grid order if given.
 
-    `on_episode` is called in grid order with the digest of every episode, resumed ones
+    `backend="processes"` plays in this process, or in `jobs` worker processes when jobs > 1;
+    `backend="ray"` plays every episode as part of a Ray task, `jobs` tasks at a time (needs
+    Ray). `on_episode` is called in grid order with the digest of every episode, resumed ones
     included (progress bars). Without `resume` an existing `out` is overwritten. Two runs
     cannot write one file at once.
     """
     settings = settings or Settings()
     if jobs < 1:
         raise ValueError(f"jobs: must be at least 1, got {jobs}")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
     if resume and out is None:
         raise ValueError("resume: needs an output file")
     cells = grid.cells()
@@ -335,24 +362,27 @@ def run_grid(
             if on_episode is not None:
                 on_episode(digests[-1])
         todo = list(enumerate(cells))[resumed:]
-        pool = None
-        if jobs > 1 and len(todo) > 1:
+        setup: WorkerSetup = (
+            scientist,
+            lab_manager,
+            settings,
+            tuple(get_template(name) for name in grid.templates),
+        )
+        outcomes: Iterator[_Outcome]
+        if backend == "ray":
+            from replicalab.baselines.ray_backend import ray_outcomes  # Ray is optional
+
+            outcomes = stack.enter_context(closing(ray_outcomes(todo, setup, jobs)))  # cancels on error
+        elif jobs > 1 and len(todo) > 1:
             pool = stack.enter_context(
-                ProcessPoolExecutor(
-                    max_workers=jobs,
-                    initializer=_init_pool_worker,
-                    initargs=(
-                        scientist,
-                        lab_manager,
-                        settings,
-                        tuple(get_template(name) for name in grid.templates),
-                    ),
-                )
+                ProcessPoolExecutor(max_workers=jobs, initializer=_init_pool_worker, initargs=setup)
             )
             stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # on error: stop soon
+            outcomes = _outcomes(todo, pool, jobs)
         else:
             _init_worker(scientist, lab_manager, settings)
-        for outcome in _outcomes(todo, pool, jobs):
+            outcomes = _outcomes(todo, None, jobs)
+        for outcome in outcomes:
             ready[outcome[0]] = outcome
             while len(digests) in ready:  # write in grid order only
                 _, stats, summary, episode = ready.pop(len(digests))

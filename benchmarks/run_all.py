@@ -7,6 +7,7 @@ core, and that pinning must not leak into the evaluate benchmark, which needs tw
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 
@@ -19,12 +20,18 @@ MODULES = (
     "bench_evaluate",
     "bench_scaling",
     "bench_llm",
+    "bench_ray",
 )
+NEEDS = {"bench_ray": "ray"}
+"""A benchmark of an optional extra runs where its package is installed."""
 
 
 def main() -> None:
     for name in MODULES:
         print(f"\n## {name}", flush=True)
+        if name in NEEDS and importlib.util.find_spec(NEEDS[name]) is None:
+            print(f"skipped: {NEEDS[name]} is not installed", flush=True)
+            continue
         subprocess.run([sys.executable, "-m", f"benchmarks.{name}"], check=True)
 
 

@@ -112,5 +112,6 @@ class ScientistEnv(gym.Env[dict[str, Any], Any]):
         mask: np.ndarray = self.session.scientist_codec.mask(episode.scientist_mask()).astype(bool)
         return mask
 
-    def render(self) -> str | None:
+    # Gymnasium 1.2 types the return as an unbound TypeVar, which no concrete type overrides.
+    def render(self) -> str | None:  # type: ignore[override, unused-ignore]
         return render(self.render_mode, self.session.episode)

@@ -119,7 +119,7 @@ def scientist_action_space(action_mode: str) -> spaces.Space[Any]:
     return FlatMaskMultiDiscrete(SCIENTIST_NVEC)
 
 
-def lab_manager_action_space() -> spaces.Discrete:
+def lab_manager_action_space() -> spaces.Discrete[Any]:
     """The Lab Manager's stance; the flags are the grounded check's (see codec)."""
     return spaces.Discrete(len(LAB_MANAGER_ACTION_TYPES))
 

@@ -4,6 +4,7 @@ output directory is refused before any episode runs, and counts read in the sing
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -42,6 +43,17 @@ def no_episode_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("an episode ran before the command line was checked")
 
     monkeypatch.setattr(replicalab.baselines.runner, "play_episode", refuse)
+
+
+def test_evaluate_on_ray_without_ray_says_how_to_install_it(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, no_episode_may_run: None
+) -> None:
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find_spec(name, *a)
+    )
+    message = _error(runner, 1, "evaluate", *TINY, "--backend", "ray")
+    assert "--backend ray needs Ray: pip install -e '.[rllib]'" in message
 
 
 # --------------------------------------------------------------------------- evaluate --out

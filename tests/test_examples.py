@@ -56,12 +56,17 @@ PROMISES = {
         r"finance_trading/hard\s+2 episodes, judge score\s+\d+\.\d\d",
         r"overall\s+18 episodes, judge score\s+\d+\.\d\d",
     ],
+    "09_rllib_multi_agent.py": [
+        r"iteration 3: \d+ episodes, mean return scientist [+-]\d+\.\d\d, lab_manager [+-]\d+\.\d\d",
+        r"ml_benchmark-test-\w+-\d+: verdict \w+, \d rounds, 0 refused moves, scientist return [+-]\d",
+    ],
 }
 # Examples of the trainers need their optional extra (CI installs every extra): (extra, module).
 EXTRAS = {
     "06_verifiers_env.py": ("verifiers", "verifiers"),
     "07_trl_grpo.py": ("trl", "trl"),
     "08_maskable_ppo.py": ("train", "sb3_contrib"),
+    "09_rllib_multi_agent.py": ("rllib", "ray"),
 }
 
 

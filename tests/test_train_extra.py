@@ -1,10 +1,12 @@
-"""The [train] extra brings sb3-contrib, and `make extras` installs it after torch's CPU build: pip
-would otherwise resolve sb3-contrib's torch to a CUDA build of several GB."""
+"""The [train] extra brings sb3-contrib and the [rllib] extra ray[rllib] and torch, and `make extras`
+installs both after torch's CPU build: pip would otherwise resolve their torch to a CUDA build of
+several GB."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -37,4 +39,10 @@ def test_make_extras_installs_the_train_extra_after_the_cpu_torch(tmp_path: Path
     torch, extras = installs[-2:]
     assert torch.endswith("pip install -q torch==2.13.0")
     extra_names = extras.split("[", 1)[1].split("]", 1)[0].split(",")
-    assert "train" in extra_names
+    assert {"train", "rllib"} <= set(extra_names)
+
+
+def test_the_rllib_extra_requires_ray_rllib_and_torch() -> None:
+    requirements = importlib.metadata.requires("replicalab") or []
+    rllib = [re.split(r"[<>=!~;]", r)[0] for r in requirements if r.endswith('extra == "rllib"')]
+    assert rllib == ["ray[rllib]", "torch"]

@@ -1,0 +1,71 @@
+"""`run_grid(..., backend="ray")`: the runner's chunks of episodes played as Ray tasks, on one
+machine or a cluster (needs Ray: the [rllib] extra, or `pip install ray`).
+
+A task plays its chunk with the runner's `_play`, as a process-pool worker does, after the
+pool worker's set-up (the parent's templates, then fresh policies), done once per Ray worker
+process and run. So a Ray run writes the same log, byte for byte, as `jobs` processes: the
+runner still writes in grid order, and no rule of the game lives here.
+
+Ray is joined where it runs: a Ray already initialised in this process is used as it is; else
+`ray.init()` joins the cluster `RAY_ADDRESS` names, or starts a local Ray with `jobs` CPUs,
+which stays up for the process's later runs (an evaluation's oracle run, say).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import uuid
+from collections.abc import Generator, Sequence
+from typing import Any
+
+import ray
+
+from replicalab.baselines import runner
+
+_run: str | None = None
+"""In a Ray worker process, the run whose policies `runner._worker` holds."""
+
+
+@ray.remote  # type: ignore[untyped-decorator]  # Ray is Any to mypy
+def _play_chunk(run: str, setup: runner.WorkerSetup, chunk: Sequence[tuple[int, runner.Cell]]) -> Any:
+    global _run
+    if _run != run:
+        runner.set_up_worker(*setup)
+        _run = run
+    return runner._play(chunk)
+
+
+def ensure_ray(jobs: int) -> None:
+    """Initialise Ray for a run with `jobs` tasks at once, unless this process already has."""
+    if ray.is_initialized():
+        return
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init(logging_level=logging.WARNING)
+    else:
+        ray.init(num_cpus=jobs, include_dashboard=False, logging_level=logging.WARNING)
+
+
+def ray_outcomes(
+    todo: list[tuple[int, runner.Cell]], setup: runner.WorkerSetup, jobs: int
+) -> Generator[runner._Outcome, None, None]:
+    """Outcomes as their chunks finish (any order), with at most `2 * jobs` chunks in flight so
+    a long grid neither floods the object store nor makes each wait scan every pending task."""
+    if not todo:  # a finished file resumed: nothing to start Ray for
+        return
+    ensure_ray(jobs)
+    run = uuid.uuid4().hex
+    shared = ray.put(setup)  # sent once, not with every task
+    chunks = iter(runner._chunks(todo, jobs))
+    pending: list[Any] = []
+    try:
+        while True:
+            while len(pending) < 2 * jobs and (chunk := next(chunks, None)) is not None:
+                pending.append(_play_chunk.remote(run, shared, chunk))
+            if not pending:
+                return
+            done, pending = ray.wait(pending, num_returns=1)
+            yield from ray.get(done[0])
+    finally:
+        for ref in pending:  # an error or Ctrl-C: stop soon, as the pool does
+            ray.cancel(ref)
