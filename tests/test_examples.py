@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -84,8 +85,16 @@ def test_example_runs_and_prints_what_it_promises(script: Path) -> None:
     extra, module = EXTRAS.get(script.name, (None, None))
     if module is not None and importlib.util.find_spec(module) is None:
         pytest.skip(f"the [{extra}] extra is not installed: pip install -e '.[{extra}]'")
+    # One torch thread: torch's default threads spin against whatever else holds the cores, which
+    # slowed the training examples tenfold on a busy machine.
     result = subprocess.run(
-        [sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+        [sys.executable, str(script)],
+        cwd=ROOT,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert result.returncode == 0, result.stderr
     for pattern in PROMISES[script.name]:
