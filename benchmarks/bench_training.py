@@ -1,8 +1,8 @@
 """Environment steps per second of MaskablePPO on the Gymnasium Scientist env (needs the [train]
 extra): `replicalab train`'s learner settings against sb3-contrib's defaults.
 
-The two learners train the same rollouts (8 envs × 256 steps, sb3's 10 epochs) and differ in
-their minibatch (64 against `train.BATCH_SIZE`) and in torch's distribution argument checks (on
+The two learners train the same network (`train.NET_ARCH`) on the same rollouts (8 envs × 256
+steps, sb3's 10 epochs) and differ in their minibatch (64 against `train.BATCH_SIZE`) and in torch's distribution argument checks (on
 against off); they run in alternation, `ROUNDS` times each, and the ratio is the median of the
 paired rounds, so the machine's load moves both alike. Both run on one torch thread, as `train`
 does.
@@ -22,7 +22,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecEnv
 
 import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v0
-from replicalab.baselines.train import BATCH_SIZE, POLICY
+from replicalab.baselines.train import BATCH_SIZE, NET_ARCH, POLICY
 
 N_ENVS = 8
 N_STEPS = 256
@@ -37,7 +37,14 @@ def _vec_env() -> VecEnv:
 
 def learner_steps_per_second(batch_size: int, checks: bool) -> float:
     torch.distributions.Distribution.set_default_validate_args(checks)
-    model = MaskablePPO(POLICY, _vec_env(), seed=0, n_steps=N_STEPS, batch_size=batch_size)
+    model = MaskablePPO(
+        POLICY,
+        _vec_env(),
+        seed=0,
+        n_steps=N_STEPS,
+        batch_size=batch_size,
+        policy_kwargs={"net_arch": list(NET_ARCH)},
+    )
     steps = N_ENVS * N_STEPS * ROLLOUTS
     start = time.perf_counter()
     model.learn(total_timesteps=steps)
