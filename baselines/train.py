@@ -32,7 +32,7 @@ public reader (0.82 of the oracle at 300k–400k steps); 256 × 256 passes that 
 the observation's 214 features feed 41 action components."""
 BATCH_SIZE = 256
 """Minibatch size: the learner's time goes to the 41 masked categoricals of each minibatch, not
-to the environment, so fewer, larger minibatches train faster (with the checks below off, 2.4×
+to the environment, so fewer, larger minibatches train faster (with the checks below off, 2.1×
 the steps per second of sb3's 64: `python -m benchmarks.bench_training`)."""
 VERSIONED = ("replicalab", "sb3-contrib", "stable-baselines3", "torch", "gymnasium", "numpy")
 """The packages whose versions a run's config records: they decide what a seed trains."""
