@@ -89,6 +89,55 @@ def _versions() -> dict[str, str | None]:
     return found
 
 
+def torch_for_training() -> None:
+    """Set torch up for this learner, process-wide."""
+    import torch
+
+    # sb3-contrib builds one torch Categorical per action component at every forward pass, and
+    # torch checks each one's arguments: a quarter of a training step, spent re-checking logits
+    # and masks the policy itself produced.
+    torch.distributions.Distribution.set_default_validate_args(False)
+    # One thread: the policy is a small MLP, and torch's threads spin against the envs and any
+    # other process for the cores. On a loaded 2-core machine a run with torch's default threads
+    # trained 22 steps/s beside three one-thread runs that trained 110 steps/s each.
+    torch.set_num_threads(1)
+
+
+def learn_with_curve(
+    model: Any,
+    config: TrainConfig,
+    out: Path,
+    until: int,
+    on_steps: Callable[[int], None] | None = None,
+    on_point: Callable[[CurvePoint], None] | None = None,
+) -> list[CurvePoint]:
+    """Train `model` (a MaskablePPO) until it has `until` steps, measuring a point of the curve
+    every `config.eval_every` steps, each written to `out/curve.csv` as it comes."""
+
+    def stepped(_locals: dict[str, Any], _globals: dict[str, Any]) -> bool:
+        if on_steps is not None:
+            on_steps(model.num_timesteps)
+        return True  # go on training
+
+    curve: list[CurvePoint] = []
+    with (out / "curve.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(CurvePoint._fields)
+        while model.num_timesteps < until:
+            chunk = min(config.eval_every, until - model.num_timesteps)
+            model.learn(total_timesteps=chunk, reset_num_timesteps=False, callback=stepped)
+            point = CurvePoint(
+                model.num_timesteps,
+                *evaluate_policy(lambda obs: predict_masked(model, obs), config, "validation"),
+            )
+            curve.append(point)
+            writer.writerow(point)
+            handle.flush()
+            if on_point is not None:
+                on_point(point)
+    return curve
+
+
 def train(
     config: TrainConfig,
     out: Path,
@@ -99,7 +148,6 @@ def train(
     `on_steps(steps_done)` is called after every vector step (a progress bar), `on_point(point)`
     after every point of the curve."""
     try:
-        import torch
         from sb3_contrib import MaskablePPO
         from stable_baselines3.common.env_util import make_vec_env
     except ImportError as exc:
@@ -117,14 +165,7 @@ def train(
     )
     n_steps = config.rollout_steps()
     batch_size = min(BATCH_SIZE, n_steps * config.n_envs)
-    # sb3-contrib builds one torch Categorical per action component at every forward pass, and
-    # torch checks each one's arguments: a quarter of a training step, spent re-checking logits
-    # and masks the policy itself produced. The switch is process-wide.
-    torch.distributions.Distribution.set_default_validate_args(False)
-    # One thread: the policy is a small MLP, and torch's threads spin against the envs and any
-    # other process for the cores. On a loaded 2-core machine a run with torch's default threads
-    # trained 22 steps/s beside three one-thread runs that trained 110 steps/s each.
-    torch.set_num_threads(1)
+    torch_for_training()
     model = MaskablePPO(
         POLICY,
         env,
@@ -148,26 +189,6 @@ def train(
     }
     (out / "config.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
 
-    def stepped(_locals: dict[str, Any], _globals: dict[str, Any]) -> bool:
-        if on_steps is not None:
-            on_steps(model.num_timesteps)
-        return True  # go on training
-
-    curve: list[CurvePoint] = []
-    with (out / "curve.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(CurvePoint._fields)
-        while model.num_timesteps < config.steps:
-            chunk = min(config.eval_every, config.steps - model.num_timesteps)
-            model.learn(total_timesteps=chunk, reset_num_timesteps=False, callback=stepped)
-            point = CurvePoint(
-                model.num_timesteps,
-                *evaluate_policy(lambda obs: predict_masked(model, obs), config, "validation"),
-            )
-            curve.append(point)
-            writer.writerow(point)
-            handle.flush()
-            if on_point is not None:
-                on_point(point)
+    curve = learn_with_curve(model, config, out, config.steps, on_steps, on_point)
     model.save(out / "model.zip")
     return curve

@@ -12,42 +12,25 @@ every `--eval-every` steps the policy plays the validation grid as `train` measu
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
 
-import torch
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 
 import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v0
-from replicalab.baselines.structured_policy import predict_masked
-from replicalab.baselines.train import CurvePoint, TrainConfig, evaluate_policy
+from replicalab.baselines.train import CurvePoint, TrainConfig, learn_with_curve, torch_for_training
 
 
 def continue_training(run: Path, out: Path, steps: int, seed: int, eval_every: int) -> list[CurvePoint]:
     """Load `run/model.zip`, train `steps` more, write `curve.csv` and `model.zip` under `out`."""
-    torch.set_num_threads(1)  # as `train` runs
-    torch.distributions.Distribution.set_default_validate_args(False)
+    torch_for_training()
     config = TrainConfig(steps=steps, seed=seed, eval_every=eval_every)
     env = make_vec_env(
         "ReplicaLab/Scientist-v0", n_envs=config.n_envs, seed=seed + 1000, env_kwargs={"render_mode": None}
     )
     model = MaskablePPO.load(run / "model.zip", env=env)
-    target = model.num_timesteps + steps
     out.mkdir(parents=True, exist_ok=True)
-    curve: list[CurvePoint] = []
-    with (out / "curve.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(CurvePoint._fields)
-        while model.num_timesteps < target:
-            model.learn(
-                total_timesteps=min(eval_every, target - model.num_timesteps), reset_num_timesteps=False
-            )
-            scores = evaluate_policy(lambda obs: predict_masked(model, obs), config, "validation")
-            point = CurvePoint(model.num_timesteps, *scores)
-            curve.append(point)
-            writer.writerow(point)
-            handle.flush()
+    curve = learn_with_curve(model, config, out, model.num_timesteps + steps)
     model.save(out / "model.zip")
     return curve
 
