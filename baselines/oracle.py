@@ -30,6 +30,7 @@ from replicalab.models import (
     Protocol,
     ScientistAction,
     ScientistActionType,
+    unused_rounds,
 )
 from replicalab.rewards import RewardConfig, judge_reward
 from replicalab.scenarios import NormalizedScenarioPack
@@ -40,6 +41,9 @@ _FILLER_CONTROLS = ("independent repeat of the main measurement", "comparison wi
 _SAMPLE_SIZES = 5  # sample sizes tried, spaced geometrically from the minimum to where rigor saturates
 _DURATION_SHARES = (1.0, 0.75, 0.5)  # shares of the duration that earns full rigor
 _ACCEPT = ScientistAction(action_type=ScientistActionType.ACCEPT)
+_ASK_COSTS = ScientistAction(
+    action_type=ScientistActionType.REQUEST_INFO, questions=["What does each part of the plan cost?"]
+)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -116,11 +120,15 @@ def _numbers(facts: CaseFacts) -> list[tuple[int, int]]:
 
 class OracleScientist:
     """Proposes the best protocol it can find with full knowledge, then accepts on consent to a
-    plan that passes every check."""
+    plan that passes every check. With `ask` it first asks what the lab charges, as a Scientist
+    that knows the study but not the lab's private facts must."""
 
     name = "oracle"
 
-    def __init__(self) -> None:
+    def __init__(self, ask: bool = False) -> None:
+        self.ask = ask
+        if ask:
+            self.name = "oracle-asks"
         self._for: tuple[NormalizedScenarioPack, RewardConfig, int] | None = None
         self._plan: Protocol | None = None
 
@@ -131,6 +139,8 @@ class OracleScientist:
     def act(self, episode: Episode) -> ScientistAction:
         if episode.accept_would_agree:
             return _ACCEPT
+        if self.ask and episode.protocol is None and "costs" not in episode.revealed:
+            return _ASK_COSTS
         plan = self.plan(episode)
         kind = (
             ScientistActionType.PROPOSE_PROTOCOL
@@ -169,7 +179,7 @@ def best_protocol(
     def score(protocol: Protocol) -> tuple[float, float]:
         check = check_feasibility(protocol, scenario)
         breakdown = build_reward_breakdown(protocol, scenario, check)
-        unused = max(0, max_rounds - rounds_used)
+        unused = unused_rounds(rounds_used, max_rounds)
         return judge_reward(config, breakdown, unused), -estimate_protocol_cost(
             protocol, rates=scenario.lab.rates
         )
@@ -188,4 +198,17 @@ def best_protocol(
 
     low = facts.min_samples
     text = max(_texts(scenario, facts), key=lambda t: score(protocol(t, low, 1)))
-    return max((protocol(text, n, d) for n, d in _numbers(facts)), key=score)
+    candidates = [protocol(text, n, d) for n, d in _numbers(facts)]
+    candidates += [_most_samples(plan, scenario) for plan in candidates]
+    return max(candidates, key=score)
+
+
+def _most_samples(plan: Protocol, scenario: NormalizedScenarioPack) -> Protocol:
+    """`plan` with the most samples the lab's budget pays for at its prices (the boundary where
+    the best feasible plan sits when the budget binds), never below its own."""
+    rates = scenario.lab.rates
+    if rates.per_sample <= 0:
+        return plan
+    fixed = estimate_protocol_cost(plan, 0, rates)
+    most = math.floor((scenario.lab.budget_remaining - fixed) / rates.per_sample)
+    return plan.model_copy(update={"sample_size": max(plan.sample_size, min(most, 100))})

@@ -23,14 +23,23 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.episode import Episode
+from replicalab.judge.scores import RIGOR_WEIGHTS
 from replicalab.lab_costs import CLASSIC_RATES, estimate_protocol_cost, estimate_staff_load
-from replicalab.models import CostRates, Protocol, ScientistAction, ScientistActionType, ScientistObservation
+from replicalab.models import (
+    CLASSIC_ITEM_PRICES,
+    CostRates,
+    Protocol,
+    ScientistAction,
+    ScientistActionType,
+    ScientistObservation,
+)
 from replicalab.reading import addresses, read_paper
 from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
+from replicalab.scenarios.rules import adequate_days
 
 COSTS_QUESTION = "What does each part of the plan cost?"
 
@@ -44,9 +53,12 @@ class Choices(NamedTuple):
     sample_size: int | None
 
 
-def planned(observation: ScientistObservation, choices: Choices) -> ScientistAction:
-    """The baseline's opening with `choices` put in, its sample size fit to the public bounds
-    (sample size, budget)."""
+def planned(
+    observation: ScientistObservation, choices: Choices, rates: CostRates | None = None
+) -> ScientistAction:
+    """The baseline's opening with `choices` put in, no longer than the judge's full-credit
+    duration under the time limit, its sample size fit to the public bounds (sample size, staff)
+    and to the budget at `rates` (the classic terms when None)."""
     opening = build_baseline_scientist_action(observation)
     bounds: dict[str, float] = {}
     reviews: list[str] = []
@@ -59,7 +71,7 @@ def planned(observation: ScientistObservation, choices: Choices) -> ScientistAct
                 min_controls = max(min_controls, math.ceil(c.quantity))
             elif c.kind in ("min_sample_size",):
                 bounds[c.kind] = max(bounds.get(c.kind, 0.0), c.quantity)
-            elif c.kind in ("max_sample_size", "max_budget", "max_staff"):
+            elif c.kind in ("max_sample_size", "max_budget", "max_staff", "max_duration_days"):
                 bounds[c.kind] = min(bounds.get(c.kind, math.inf), c.quantity)
     controls = list(dict.fromkeys([*choices.controls, *reviews]))
     for generic in opening.controls:
@@ -74,13 +86,16 @@ def planned(observation: ScientistObservation, choices: Choices) -> ScientistAct
         sample_size=n,
         controls=controls,
         technique=choices.technique or opening.technique,
-        duration_days=opening.duration_days,
+        duration_days=min(
+            opening.duration_days,
+            adequate_days(math.floor(bounds.get("max_duration_days", opening.duration_days))),
+        ),
         required_equipment=opening.required_equipment,
         required_reagents=opening.required_reagents,
         rationale=addresses(choices.elements),
     )
     protocol = _within_staff(protocol, bounds.get("max_staff", math.inf), least)
-    protocol = _within_budget(protocol, bounds.get("max_budget", math.inf), observation.cost_rates, least)
+    protocol = _within_budget(protocol, bounds.get("max_budget", math.inf), rates, least)
     return ScientistAction(action_type=ScientistActionType.PROPOSE_PROTOCOL, **protocol.model_dump())
 
 
@@ -95,26 +110,79 @@ def _within_staff(protocol: Protocol, staff: float, least: int) -> Protocol:
 
 def _within_budget(protocol: Protocol, budget: float, rates: CostRates | None, least: int) -> Protocol:
     """The plan priced at `rates` (the classic terms until the lab has told its own) and fitted
-    to the budget: the most samples that fit (not below `least`), then the longest duration."""
+    to the budget: of the durations up to its own, the one whose best-fitting sample size earns
+    the most rigor by the judge's public rule (sample credit n / reported n at weight
+    `RIGOR_WEIGHTS[0]`, duration credit against its own duration at `RIGOR_WEIGHTS[3]`)."""
     if estimate_protocol_cost(protocol, rates=rates) <= budget:
         return protocol
     terms = rates or CLASSIC_RATES
-    if terms.per_sample > 0:
-        fixed = estimate_protocol_cost(protocol, 0, rates)
-        n = max(least, min(protocol.sample_size, math.floor((budget - fixed) / terms.per_sample)))
-        protocol = protocol.model_copy(update={"sample_size": n})
-    over = estimate_protocol_cost(protocol, rates=rates) - budget
-    if over > 0 and terms.per_day > 0:
-        days = max(1, protocol.duration_days - math.ceil(over / terms.per_day))
-        protocol = protocol.model_copy(update={"duration_days": days})
-    return protocol
+    wanted = protocol.sample_size
+
+    def fitted(days: int) -> Protocol:
+        plan = protocol.model_copy(update={"duration_days": days})
+        if terms.per_sample <= 0:
+            return plan
+        fixed = estimate_protocol_cost(plan, 0, rates)
+        n = max(least, min(wanted, math.floor((budget - fixed) / terms.per_sample)))
+        return plan.model_copy(update={"sample_size": n})
+
+    def credit(plan: Protocol) -> tuple[bool, float]:
+        fits = estimate_protocol_cost(plan, rates=rates) <= budget
+        sample, duration = RIGOR_WEIGHTS[0], RIGOR_WEIGHTS[3]
+        return fits, sample * plan.sample_size / max(1, wanted) + duration * plan.duration_days / max(
+            1, protocol.duration_days
+        )
+
+    return max((fitted(days) for days in range(max(1, protocol.duration_days), 0, -1)), key=credit)
+
+
+def known_rates(observation: ScientistObservation) -> CostRates | None:
+    """The prices a public-information Scientist can plan with: the lab's once it has said them;
+    before that, when the lab has quoted the protocol on the table, the classic terms scaled by
+    the quote (the one number a quote gives); otherwise none (the classic terms)."""
+    if observation.cost_rates is not None:
+        return observation.cost_rates
+    protocol, quote = observation.current_protocol, observation.quoted_cost
+    if protocol is None or quote is None:
+        return None
+    classic = estimate_protocol_cost(protocol)
+    scale = quote / classic if classic > 0 else 1.0
+    t = CLASSIC_RATES
+    return CostRates(
+        per_sample=t.per_sample * scale,
+        per_day=t.per_day * scale,
+        per_control=t.per_control * scale,
+        item_prices={
+            **{
+                name.lower(): CLASSIC_ITEM_PRICES["equipment"] * scale for name in protocol.required_equipment
+            },
+            **{name.lower(): CLASSIC_ITEM_PRICES["reagent"] * scale for name in protocol.required_reagents},
+        },
+    )
+
+
+Opening = Literal["ask", "propose"]
+Answer = Literal["accept", "adopt", "revise"]
 
 
 class _Planner:
-    """A Scientist that opens with its own choices (`choices`; None: the baseline's opening) and
-    then follows the baseline, keeping its rationale."""
+    """A Scientist that plans from its own choices (`choices`; None: the baseline's opening) and
+    negotiates in one of the reference styles:
+
+    - `opening`: "ask" first asks the Lab Manager what each part of the plan costs, then
+      proposes priced at its answer; "propose" proposes at once, priced at the classic terms.
+    - `answer`, to the Lab Manager's reply: "accept" accepts whatever it says; "adopt" accepts
+      its counter-proposal and its consent, and otherwise follows the baseline's decision tree;
+      "revise" accepts only its consent to the plan on the table and otherwise plans again with
+      what the reply taught it (the prices it said, or the quote of the failed plan), adopting
+      the counter-proposal when nothing new was learned.
+    """
 
     name = "planner"
+
+    def __init__(self, opening: Opening = "propose", answer: Answer = "adopt") -> None:
+        self.opening = opening
+        self.answer = answer
 
     def choices(self, observation: ScientistObservation) -> Choices | None:
         raise NotImplementedError
@@ -123,10 +191,20 @@ class _Planner:
         observation = episode.scientist_observation()
         protocol = observation.current_protocol
         if protocol is None:
-            choices = self.choices(observation)
-            if choices is None:
-                return build_baseline_scientist_action(observation)
-            return planned(observation, choices)
+            if self.opening == "ask" and observation.cost_rates is None:
+                return ScientistAction(
+                    action_type=ScientistActionType.REQUEST_INFO, questions=[COSTS_QUESTION]
+                )
+            return self._plan(observation, observation.cost_rates)
+        reply = _last_reply(observation)
+        if self.answer == "accept" or reply in ("accept", None):
+            return _ACCEPT
+        if self.answer == "revise":
+            revised = self._plan(observation, known_rates(observation))
+            if _protocol_of(revised) != protocol:
+                return revised.model_copy(update={"action_type": ScientistActionType.REVISE_PROTOCOL})
+        if reply == "suggest_alternative":
+            return _ACCEPT
         move = build_baseline_scientist_action(observation)
         if move.action_type is ScientistActionType.REVISE_PROTOCOL and protocol.rationale.startswith(
             "Addresses"
@@ -134,29 +212,60 @@ class _Planner:
             return move.model_copy(update={"rationale": protocol.rationale})
         return move
 
+    def _plan(self, observation: ScientistObservation, rates: CostRates | None) -> ScientistAction:
+        choices = self.choices(observation)
+        if choices is None:
+            return build_baseline_scientist_action(observation)
+        return planned(observation, choices, rates)
+
+
+_ACCEPT = ScientistAction(action_type=ScientistActionType.ACCEPT)
+
+
+def _last_reply(observation: ScientistObservation) -> str | None:
+    """The Lab Manager's latest move type, None before it has answered a proposal."""
+    for entry in reversed(observation.conversation_history):
+        if entry.role == "lab_manager":
+            return entry.action_type
+    return None
+
+
+def _protocol_of(action: ScientistAction) -> Protocol:
+    return Protocol(**action.model_dump(exclude={"action_type", "questions"}))
+
 
 class PublicReaderScientist(_Planner):
-    """Plans from what the paper's method affirms and the sample size its finding reports; with
-    `ask`, first asks the Lab Manager what each part of the plan costs, and prices the plan with
-    its answer instead of the classic terms."""
+    """Plans from what the paper's method affirms and the sample size its finding reports. By
+    default it plays the best public-information negotiation found: ask what the lab charges,
+    propose the plan that fits at those prices, revise with whatever the reply teaches."""
 
     name = "reader"
 
-    def __init__(self, ask: bool = False) -> None:
-        self.ask = ask
-        if ask:
-            self.name = "reader-asks"
-
-    def act(self, episode: Episode) -> ScientistAction:
-        observation = episode.scientist_observation()
-        if self.ask and observation.current_protocol is None and observation.cost_rates is None:
-            return ScientistAction(action_type=ScientistActionType.REQUEST_INFO, questions=[COSTS_QUESTION])
-        return super().act(episode)
+    def __init__(self, opening: Opening = "ask", answer: Answer = "revise") -> None:
+        super().__init__(opening, answer)
 
     def choices(self, observation: ScientistObservation) -> Choices:
         reading = read_paper(observation.paper, observation.candidates)
         technique = reading.techniques[0] if reading.techniques else None
         return Choices(technique, reading.elements, reading.controls, observation.paper.reported_sample_size)
+
+
+class BlindScientist(_Planner):
+    """Does not read the paper: claims every candidate element and control, takes the first
+    technique and the reported sample size, and negotiates as the public reader does. What it
+    scores is what the task gives without reading."""
+
+    name = "blind"
+
+    def __init__(self, opening: Opening = "ask", answer: Answer = "revise") -> None:
+        super().__init__(opening, answer)
+
+    def choices(self, observation: ScientistObservation) -> Choices:
+        c = observation.candidates
+        technique = c.techniques[0] if c.techniques else None
+        return Choices(
+            technique, tuple(c.elements), tuple(c.controls), observation.paper.reported_sample_size
+        )
 
 
 class MemorizerScientist(_Planner):
@@ -172,6 +281,7 @@ class MemorizerScientist(_Planner):
         templates: Iterable[str] | None = None,
         difficulties: Iterable[str] = DIFFICULTIES,
     ) -> None:
+        super().__init__()
         seen: dict[str, list[Choices]] = {}
         levels = tuple(difficulties)
         for template in templates or template_names():

@@ -5,13 +5,17 @@ the same offer the reference one makes; the episode grades a suggestion against 
 function of the protocol, its check and the scenario pack.
 
 The fixer applies its steps in order: swap unavailable equipment, then reagents, for their first
-available allowed substitute (and add a missing essential item, or its substitute); clamp the
-duration to the time limit; halve the sample size until the budget fits (at most ten halvings,
-never below 1 nor below a hard minimum sample size). Every step but the additions can only lower
-cost, staff and duration, so it cannot add a failure; when the additions do (an extra item can
-break the budget or the staff), the plan is rebuilt without them. Hence a suggestion never fails
-a dimension its protocol passed. In a `SuggestionChange` an empty `original` means an addition
-and an empty `revised` a removal (a swap whose substitute is already in the plan).
+available allowed substitute; clamp the duration to the time limit; halve the sample size until
+the budget fits (at most ten halvings, never below 1 nor below a hard minimum sample size). Every
+step can only lower cost, staff and duration, so a suggestion never fails a dimension its
+protocol passed. In a `SuggestionChange` an empty `revised` means a removal (a swap whose
+substitute is already in the plan).
+
+The fixer is science-blind: it knows the lab, not the study. It never adds an item the method
+needs, nor picks the sample size, controls or duration the study calls for; it only cuts until
+the lab can run the plan. Its offer is feasible and usually worse than the best feasible plan
+(a halving lands below the budget's boundary), so a Scientist that revises with what the lab
+told it beats one that accepts.
 """
 
 from __future__ import annotations
@@ -22,7 +26,6 @@ from typing import NamedTuple
 from replicalab.feasibility import UNAVAILABLE, check_feasibility, require
 from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import (
-    MAX_LIST_ITEMS,
     AlternativeSuggestion,
     CostRates,
     FeasibilityCheckResult,
@@ -81,31 +84,6 @@ def _swap_unavailable(
     return revised
 
 
-def _add_missing_essentials(
-    items: list[str], scenario: NormalizedScenarioPack, kind: str, changes: list[SuggestionChange]
-) -> list[str]:
-    """Each essential item the plan lacks, added itself when available, else its substitute,
-    while the list has room (`MAX_LIST_ITEMS`: a suggestion is a protocol, and keeps its caps)."""
-    asked = {name.lower() for name in items}
-    revised = list(items)
-    for item, in_lab, _ in scenario.essentials:
-        if item.kind != kind or not in_lab.isdisjoint(asked):
-            continue
-        if len(revised) >= MAX_LIST_ITEMS:
-            break
-        if item.available:
-            added, tradeoff = item.name, "one more item to pay for and schedule"
-        else:
-            sub = _first_substitute(scenario, item.name)
-            if sub is None:  # nothing the lab has can stand in: the failure remains
-                continue
-            added, tradeoff = sub.alternative, sub.tradeoff
-        revised.append(added)
-        asked.add(added.lower())
-        changes.append(_change(_ITEM_FIELD[kind], "", added, f"the method needs {item.name}", tradeoff))
-    return revised
-
-
 class _Limits(NamedTuple):
     """The bounds the fixer steers to: the lab's numbers tightened by its hard constraints."""
 
@@ -155,10 +133,7 @@ def _halve_to_budget(protocol: Protocol, limits: _Limits, changes: list[Suggesti
 
 
 def _revise(
-    protocol: Protocol,
-    check: FeasibilityCheckResult,
-    scenario: NormalizedScenarioPack,
-    add_missing: bool,
+    protocol: Protocol, check: FeasibilityCheckResult, scenario: NormalizedScenarioPack
 ) -> tuple[Protocol, list[SuggestionChange]]:
     """The fix order: equipment, reagents, duration clamp, sample-size halving."""
     limits = _limits(scenario)
@@ -166,12 +141,8 @@ def _revise(
     equipment, reagents = protocol.required_equipment, protocol.required_reagents
     if not check.equipment.ok:
         equipment = _swap_unavailable(equipment, scenario, "equipment", changes)
-        if add_missing:
-            equipment = _add_missing_essentials(equipment, scenario, "equipment", changes)
     if not check.reagents.ok:
         reagents = _swap_unavailable(reagents, scenario, "reagent", changes)
-        if add_missing:
-            reagents = _add_missing_essentials(reagents, scenario, "reagent", changes)
     duration = protocol.duration_days
     if duration > limits.days >= 1:
         changes.append(
@@ -205,13 +176,9 @@ def suggest_alternative(
     if check_result.feasible:
         return None
     before = check_result.failed_dimensions
-    revised, changes = _revise(protocol, check_result, scenario, add_missing=True)
+    revised, changes = _revise(protocol, check_result, scenario)
     post = check_feasibility(revised, scenario) if changes else check_result
     after = post.failed_dimensions
-    if not set(after) <= set(before):  # only an added item can add a failure: drop additions
-        revised, changes = _revise(protocol, check_result, scenario, add_missing=False)
-        post = check_feasibility(revised, scenario) if changes else check_result
-        after = post.failed_dimensions
     return AlternativeSuggestion(
         revised_protocol=revised,
         applied_changes=changes,

@@ -54,6 +54,7 @@ from replicalab.models import (
     ScientistObservation,
     StepRecord,
     Verdict,
+    unused_rounds,
 )
 from replicalab.parsing import ScientistOutputParseError, describe_validation_error, parse_model_output
 from replicalab.rewards import RewardConfig, Transition, get_preset, potential, reward_components
@@ -262,6 +263,7 @@ class Episode:
                 "round_number": min(self.round_number, self.max_rounds),
                 "max_rounds": self.max_rounds,
                 "cost_rates": self.scenario.lab.rates if "costs" in self.revealed else None,
+                "quoted_cost": self.check.estimated_cost if self.check is not None else None,
             }
         )
 
@@ -473,7 +475,7 @@ class Episode:
             verdict=self.verdict,
             breakdown=self.breakdown,
             phi_after=self._phi,
-            unused_rounds=max(0, self.max_rounds - self.round_number),
+            unused_rounds=unused_rounds(self.round_number, self.max_rounds),
         )
 
     def _check_of_suggestion(self, suggested: Protocol, grounded: _Grounded) -> FeasibilityCheckResult:

@@ -509,6 +509,7 @@ class ScientistObservation(Contract):
     cost_rates: CostRates | None = None  # what the lab charges, once the Lab Manager has said it
     conversation_history: list[ConversationEntry] = Field(default_factory=list)
     current_protocol: Protocol | None = None
+    quoted_cost: Credits | None = None  # the lab's price of the protocol on the table, once checked
     round_number: int = Field(default=0, ge=0)
     max_rounds: int = Field(default=6, ge=1)
 
@@ -551,6 +552,15 @@ ALL_CHECKS_BONUS = 1.0
 """The judge's bonus to a plan that passes all seven checks (with a positive base)."""
 EFFICIENCY_BONUS = 0.25
 """The judge's bonus per round left unused at agreement, to a plan that earns `ALL_CHECKS_BONUS`."""
+FREE_ROUNDS = 3
+"""Rounds an agreement may take at no cost to the efficiency bonus: one question, one proposal,
+one acceptance. The lab's prices are private, so a Scientist that asks before it proposes needs
+three; only rounds beyond them are charged, and information worth having is never taxed away."""
+
+
+def unused_rounds(rounds_used: int, max_rounds: int) -> int:
+    """Rounds the efficiency bonus pays for: those left after `max(rounds_used, FREE_ROUNDS)`."""
+    return max(0, max_rounds - max(rounds_used, FREE_ROUNDS))
 
 
 class RewardBreakdown(Contract):

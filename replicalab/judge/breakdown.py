@@ -5,7 +5,8 @@ means a plan must be good on every axis; a degenerate plan (rigor 0) totals exac
 the bonuses are paid only to a plan that passes all seven checks and has a positive base:
 
 - `all_checks_pass`: the Lab Manager's check passes every dimension.
-- `efficiency`: per round left unused at agreement (when the caller says how many were used).
+- `efficiency`: per round left unused at agreement beyond the `FREE_ROUNDS` an agreement may take
+  (when the caller says how many were used).
 
 The judge has no penalties of its own (soft-constraint warnings are already a deduction inside
 feasibility, and counting them twice would make them loom larger than a failed check); the
@@ -26,6 +27,7 @@ from replicalab.models import (
     FeasibilityCheckResult,
     Protocol,
     RewardBreakdown,
+    unused_rounds,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
 
@@ -82,7 +84,7 @@ def build_reward_breakdown(
     if base > 0.0 and check.feasible:
         bonuses[ALL_CHECKS] = ALL_CHECKS_BONUS
         if rounds_used is not None and max_rounds is not None:
-            unused = max(0, max_rounds - rounds_used)
+            unused = unused_rounds(rounds_used, max_rounds)
             if unused:
                 bonuses[EFFICIENCY] = EFFICIENCY_BONUS * unused
     return RewardBreakdown(

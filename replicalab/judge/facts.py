@@ -14,11 +14,11 @@ import math
 from dataclasses import dataclass
 from operator import attrgetter
 
+from replicalab.scenarios.rules import adequate_days
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words
 
 _DEFAULT_MIN_CONTROLS = 2  # when a pack sets no min_controls constraint
-_ADEQUATE_SHARE_OF_TIME = 0.3  # a plan using this share of the time limit is long enough
 _REFERENCE_SCALE = 2.0  # where sample credit saturates without a reported n, times the minimum
 
 
@@ -82,7 +82,7 @@ def _numbers(
     # the last min_controls bound wins
     min_controls = max(1, math.ceil(control_bounds[-1])) if control_bounds else _DEFAULT_MIN_CONTROLS
     time_limit = min([time_limit_days, *map(math.floor, duration_bounds)])
-    return min_samples, min_controls, max(1, math.ceil(_ADEQUATE_SHARE_OF_TIME * max(time_limit, 1)))
+    return min_samples, min_controls, adequate_days(time_limit)
 
 
 def _reference_words(

@@ -20,14 +20,13 @@ cheap ways to look good do not pay:
 - Fidelity also charges, against the elements' credit, every candidate element the study did
   not use that the plan addresses (`DISTRACTOR_PENALTY`), so naming every candidate does not
   pay; and it credits the share of the study's own controls among the plan's controls.
-- Rigor saturates: sample-size credit grows as sqrt(n / reported n) and caps at the sample size
+- Rigor saturates: sample-size credit grows as n / reported n and caps at the sample size
   the paper reports (twice the minimum when it reports none); controls count up to what the lab
   asks for.
 """
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -41,7 +40,7 @@ TECHNIQUE_WORDS = 16  # words of the technique's opening that fidelity reads
 WORD_BUDGET = {"rationale": 60, "technique": 16, "control": 8}  # words before parsimony falls
 SPARE_CONTROLS = 2  # distinct controls beyond the lab's minimum before they count as padding
 
-_RIGOR_WEIGHTS = (0.4, 0.25, 0.2, 0.15)  # sample size, controls, review, duration
+RIGOR_WEIGHTS = (0.55, 0.2, 0.15, 0.1)  # sample size, controls, review, duration
 _FIDELITY_WEIGHTS = (0.45, 0.2, 0.15, 0.2)  # required elements, technique, original controls, items
 DISTRACTOR_PENALTY = 0.5  # elements credit lost per candidate element the study did not use
 _HARD_FAILURE = 0.25  # feasibility factor per failed dimension
@@ -157,16 +156,16 @@ def wording_of(plan: Plan, facts: CaseFacts) -> Wording:
 def _control_credit(min_controls: int, reviews: tuple[str, ...], controls: tuple[str, ...]) -> Scored:
     """Rigor's share from controls: distinct ones against the minimum, and the reviews."""
     distinct = len(distinct_contents(controls))
-    credit = _RIGOR_WEIGHTS[1] * min(1.0, distinct / min_controls)
+    credit = RIGOR_WEIGHTS[1] * min(1.0, distinct / min_controls)
     notes = []
     if distinct < min_controls:
         notes.append(f"rigor: {distinct} distinct controls of {min_controls} asked")
     text = "".join(map(spaced, controls))  # one text for all: see `spaced`
     missing = [r for r in reviews if not occurs(r, text)]
     if reviews:
-        credit += _RIGOR_WEIGHTS[2] * (1.0 - len(missing) / len(reviews))
+        credit += RIGOR_WEIGHTS[2] * (1.0 - len(missing) / len(reviews))
     else:
-        credit += _RIGOR_WEIGHTS[2]
+        credit += RIGOR_WEIGHTS[2]
     notes.extend(f"rigor: no control includes the {r}" for r in missing)
     return credit, tuple(notes)
 
@@ -179,14 +178,14 @@ def rigor(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Score
         return 0.0, ("rigor: degenerate plan (no samples or no technique)",)
     notes = wording.control_notes
     n = plan.sample_size
-    sample = min(1.0, math.sqrt(n / facts.reference_samples))
+    sample = min(1.0, n / facts.reference_samples)
     duration = min(1.0, plan.duration_days / facts.adequate_days)
     if sample < 1.0:
         notes += (f"rigor: {n} samples, full credit from {facts.reference_samples:g}",)
     if duration < 1.0:
         days = plan.duration_days
         notes += (f"rigor: {days} days, full credit from {facts.adequate_days}",)
-    return _RIGOR_WEIGHTS[0] * sample + wording.control_credit + _RIGOR_WEIGHTS[3] * duration, notes
+    return RIGOR_WEIGHTS[0] * sample + wording.control_credit + RIGOR_WEIGHTS[3] * duration, notes
 
 
 def soft_warnings(check: FeasibilityCheckResult) -> int:

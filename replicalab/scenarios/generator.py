@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import (
     CLASSIC_ITEM_PRICES,
     CostRates,
@@ -45,7 +46,7 @@ from replicalab.scenarios.plan import (
     template_plan,
 )
 from replicalab.scenarios.registry import check_difficulty, check_split
-from replicalab.scenarios.rules import lab_constraints
+from replicalab.scenarios.rules import adequate_days, lab_constraints
 from replicalab.scenarios.study import STUDY_DRAWS, Study, draw_study
 from replicalab.scenarios.types import (
     DIFFICULTIES,
@@ -61,11 +62,16 @@ LAB_DRAWS = 64  # uniforms the lab's decisions draw (`Draws`)
 RATE_DRAWS = 24  # uniforms its prices draw: three rates, then one per listed item
 RATE_RANGE: dict[Difficulty, tuple[float, float]] = {
     "easy": (1.0, 1.0),
-    "medium": (0.7, 1.3),
-    "hard": (1.0, 2.0),
+    "medium": (0.6, 1.6),
+    "hard": (1.2, 2.4),
 }
 """What a lab charges, as multiples of the classic terms: the classic terms themselves on easy,
 around them on medium, up to twice them on hard (a busy facility that bills its time)."""
+BUDGET_SHARE: dict[Difficulty, tuple[float, float]] = {"medium": (0.5, 0.75), "hard": (0.4, 0.65)}
+"""The budget on medium and hard: what the study's own plan costs at the lab's prices without
+its samples (its controls, its items with the lab's substitutes, the duration that earns full
+credit), plus this share of what its reported sample size costs. The study's plan never fits,
+and how many samples do depends on prices the Scientist learns by asking or from a quote."""
 _EXTRA_ITEMS = (3, 5)  # how many catalogue items beyond the case's needs a lab lists
 _UNAVAILABLE_EXTRA_P = {"easy": 0.2, "medium": 0.35, "hard": 0.5}
 
@@ -248,37 +254,47 @@ def _lab_facts(
     rates: CostRates,
     swaps: dict[str, str],
 ) -> LabFacts:
-    """The lab's numbers: with slack on easy, below the paper's plan on medium, near the minimal
-    plan on hard; never below the minimal plan with the lab's substitutes at the lab's prices, so
-    that one always passes every check."""
+    """The lab's numbers: with slack on easy; on medium and hard a budget below what the study's
+    own plan costs at the lab's prices (`BUDGET_SHARE`), so the best feasible plan sits on the
+    budget's boundary and depends on prices the Scientist must learn; never below the minimal
+    plan with the lab's substitutes at the lab's prices, so that one always passes every check."""
     reference = study.reference
-    bounds = Bounds.of(
-        published_protocol(case.case, reference),
-        minimal_protocol(case.case, level, swaps, reference),
-        rates,
-    )
+    minimal = minimal_protocol(case.case, level, swaps, reference)
+    bounds = Bounds.of(published_protocol(case.case, reference), minimal, rates)
+    shortest, published = case.case.min_duration_days, case.case.base_duration_days
     if level == "easy":
-        budget = bounds.ref_cost * (1.25 + 0.35 * draws.budget)
-        time_limit = case.case.base_duration_days + 1 + int(4 * draws.time_limit)
+        time_limit = published + 1 + int(4 * draws.time_limit)
         staff = bounds.ref_staff + 2 + int(2 * draws.staff)
         spent = 0.0
     elif level == "medium":
-        budget = bounds.ref_cost * (0.85 + 0.2 * draws.budget)
-        time_limit = case.case.base_duration_days - 1 - int(2 * draws.time_limit)
+        time_limit = published - 1 - int(2 * draws.time_limit)
         staff = bounds.ref_staff + (draws.staff < 0.5)
         spent = 0.1 * draws.spent
     else:
-        budget = bounds.min_cost + (bounds.ref_cost - bounds.min_cost) * (0.1 + 0.3 * draws.budget)
-        shortest, published = case.case.min_duration_days, case.case.base_duration_days
         time_limit = min(shortest + int(2 * draws.time_limit), max(shortest, published - 1))
         staff = bounds.min_staff
         spent = 0.1 + 0.15 * draws.spent
+    time_limit = max(time_limit, shortest)
+    study_plan = minimal.model_copy(
+        update={
+            "sample_size": max(reference.sample_size, case.case.min_sample_size),
+            "duration_days": adequate_days(time_limit),
+        }
+    )
+    if level == "easy":
+        budget = bounds.ref_cost * (1.25 + 0.35 * draws.budget)
+    else:
+        staff = max(staff, estimate_staff_load(study_plan))  # the budget binds, not the staff
+        low, high = BUDGET_SHARE[level]
+        fixed = estimate_protocol_cost(study_plan, 0, rates)
+        samples = estimate_protocol_cost(study_plan, rates=rates) - fixed
+        budget = fixed + samples * (low + (high - low) * draws.budget)
     remaining = float(max(round(budget / 10.0) * 10.0, bounds.least_budget))
     return LabFacts(
         budget_total=float(round(remaining / (1.0 - spent) / 10.0) * 10.0),
         budget_remaining=remaining,
         staff_count=staff,
-        time_limit_days=max(time_limit, case.case.min_duration_days),
+        time_limit_days=time_limit,
         safety_restrictions=safety,
         rates=rates,
     )

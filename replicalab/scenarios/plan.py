@@ -21,7 +21,7 @@ from replicalab.models import (
     Substitution,
 )
 from replicalab.scenarios.registry import get_template, template_key
-from replicalab.scenarios.rules import MIN_CONTROLS, case_constraints, safety_constraints
+from replicalab.scenarios.rules import MIN_CONTROLS, adequate_days, case_constraints, safety_constraints
 from replicalab.scenarios.study import candidates_of
 from replicalab.scenarios.types import (
     DIFFICULTIES,
@@ -186,8 +186,9 @@ def minimal_protocol(
     case: PaperCase, difficulty: str, swaps: dict[str, str], reference: HiddenReferenceSpec
 ) -> Protocol:
     """The smallest plan that still tests the case's claim in a pack whose study is `reference`,
-    with `swaps` applied to its items: the least sample size and duration, and as many of the
-    original controls (then the other candidates) as the level asks for, with the review."""
+    with `swaps` applied to its items: the least sample size, the duration that earns full credit
+    under the shortest time limit a lab of the case sets, and as many of the original controls
+    (then the other candidates) as the level asks for, with the review."""
     originals = list(reference.original_controls)
     others = [c.name for c in case.controls if c.name not in originals]
     controls = [*originals, *others][: MIN_CONTROLS[difficulty] - 1]
@@ -195,7 +196,7 @@ def minimal_protocol(
         sample_size=case.min_sample_size,
         controls=[*controls, case.required_review],
         technique=reference.technique,
-        duration_days=case.min_duration_days,
+        duration_days=adequate_days(case.min_duration_days),
         required_equipment=[swaps.get(n, n) for n in case.needed_equipment],
         required_reagents=[swaps.get(n, n) for n in case.needed_reagents],
         rationale=f"Smallest faithful test of: {case.title}",

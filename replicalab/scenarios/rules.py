@@ -8,6 +8,7 @@ restricted practice of the template, in the template's order.
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from itertools import count
 
@@ -17,6 +18,13 @@ from replicalab.scenarios.types import PaperCase
 MIN_CONTROLS = {"easy": 2, "medium": 3, "hard": 3}  # controls a plan needs, by difficulty
 MAX_STAFF_LOAD = 5  # the most people `estimate_staff_load` can ask for
 FIRST_CASE_ID = 4  # the case's rules number on from the lab's c1-c3
+ADEQUATE_SHARE_OF_TIME = 0.3  # a plan using this share of the time limit is long enough
+
+
+def adequate_days(time_limit: int) -> int:
+    """The duration that earns the judge's full duration credit under a time limit: longer plans
+    buy no rigor, so the lab's budget is measured against a plan of this length."""
+    return max(1, math.ceil(ADEQUATE_SHARE_OF_TIME * max(time_limit, 1)))
 
 
 def lab_constraints(budget: float, time_limit: int, staff: int) -> list[Constraint]:
@@ -97,19 +105,6 @@ def case_constraints(case: PaperCase, level: str) -> list[Constraint]:
         )
         for practice in case.forbidden_practices
     )
-    if level == "hard":
-        cap = max(case.min_sample_size, round(case.sample_size_range[0] * 0.8))
-        rules.append(
-            Constraint(
-                id=next(ids),
-                kind="max_sample_size",
-                description=f"Prefer at most {cap} samples.",
-                hard=False,
-                quantity=float(cap),
-                comparator="<=",
-                unit="samples",
-            )
-        )
     return rules
 
 
