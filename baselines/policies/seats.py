@@ -4,17 +4,20 @@ A policy reads the `Episode` it plays in and returns its move: a `ScientistActio
 `LabManagerAction`, raw model text (the episode parses it and records a parser error as a
 refused move), or an `ActionError` for a move it could not make (recorded as refused too). Each policy looks only at what its role may see — the Scientist policies read
 `episode.scientist_observation()` or the public brief, the grounded Lab Manager reads the
-episode's grounded response — except `OracleScientist` (in `replicalab.baselines.oracle`), which reads
+episode's grounded response — except `OracleScientist` (in `replicalab.baselines.policies.oracle`), which reads
 the hidden reference on purpose to give every report an upper bound.
 
 Determinism: the runner calls `reset(seed)` before each episode with a seed derived from the
 grid cell, so a policy with randomness (`RandomScientist`) plays the same game in any worker
 process. `stats()` returns counters since the last reset; the runner sums them.
+
+A seat is a `Policy`, whose move comes at once, or an `AsyncPolicy`, whose move is awaited (a
+served model's reply); `Seat` names either, and the runner takes a `SeatFactory` for each seat.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -28,8 +31,8 @@ from replicalab.agents import (
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.lab_manager_prompts import build_lab_manager_system_prompt, call_lab_manager_with_retry
 from replicalab.agents.retry import GenerateFn, RetryMetadata
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.probes import PublicReaderScientist
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.probes import PublicReaderScientist
 from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
 from replicalab.models import LabManagerAction, ScientistAction, ScientistActionType
 from replicalab.scenarios import NormalizedScenarioPack
@@ -46,6 +49,18 @@ class Policy(Protocol):
     name: str  # tags the episode id in logs, e.g. "baseline"
 
     def act(self, episode: Episode) -> Move: ...
+
+
+class AsyncPolicy(Protocol):
+    """A seat whose moves take time (a model call): `act` is a coroutine."""
+
+    name: str
+
+    def act(self, episode: Episode) -> Awaitable[Move]: ...
+
+
+Seat = Policy | AsyncPolicy
+SeatFactory = Callable[[], Seat]
 
 
 def reset_policy(policy: Policy, seed: int) -> None:

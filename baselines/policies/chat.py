@@ -12,7 +12,7 @@ reply from the backend and runs the turn again. The parser is pure, so a rerun t
 path through the earlier replies, and a turn of k calls runs k times (k is 1 unless the model's
 output had to be corrected, and at most the role's retries plus one).
 
-A call that fails (see `replicalab.baselines.llm_backend.LLM_ERROR_CODES`) costs the turn: the
+A call that fails (see `replicalab.baselines.llm.backend.LLM_ERROR_CODES`) costs the turn: the
 policy returns an `ActionError` with the call's code, which the episode records as a refused
 move, and the episode goes on. Each call's sampling seed is the next draw of a generator seeded
 by `reset`, so a rollout asks for the same samples on any rerun.
@@ -41,8 +41,8 @@ from replicalab.agents.lab_manager_prompts import (
     call_lab_manager_with_retry,
     format_lab_manager_observation,
 )
-from replicalab.baselines.llm_backend import Completion, LLMCallError
-from replicalab.baselines.policies import Move
+from replicalab.baselines.llm.backend import Completion, LLMCallError
+from replicalab.baselines.policies.seats import Move
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode
 from replicalab.models import Contract
 from replicalab.scenarios import NormalizedScenarioPack
