@@ -20,9 +20,10 @@ import statistics
 from collections.abc import Callable
 
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.policies.interface import Policy
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.probes import MemorizerScientist, PublicReaderScientist
-from replicalab.baselines.policies.seats import BaselineScientist, Policy, RandomScientist
+from replicalab.baselines.policies.seats import BaselineScientist, RandomScientist
 from replicalab.digest import EpisodeDigest
 from replicalab.scenarios import DIFFICULTIES
 from replicalab.scenarios.types import SPLITS

@@ -29,12 +29,12 @@ from replicalab.baselines.evaluation.runner import (
     policy_seed,
     run_grid,
 )
+from replicalab.baselines.policies.interface import Policy
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.seats import (
     BaselineScientist,
     GroundedLabManager,
     LLMScientist,
-    Policy,
     RandomScientist,
 )
 from replicalab.models import EpisodeLog

@@ -22,7 +22,8 @@ from rich.text import Text
 from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
 from replicalab.baselines.evaluation.rollouts import SeatFactory
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
-from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LabManagerRole, ScientistRole
+from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage
+from replicalab.baselines.policies.roles import LabManagerRole, ScientistRole
 
 __all__ = ["ChatOptions", "chat_lab_manager", "chat_scientist", "check_served_only", "usage_line"]
 

@@ -10,7 +10,8 @@ from replicalab.baselines.cli import llm_options as llm_cli
 from replicalab.baselines.cli.errors import USAGE, Problem
 from replicalab.baselines.cli.options import load_generate_fn, scientist_factories
 from replicalab.baselines.evaluation.runner import Backend, PolicyFactory
-from replicalab.baselines.policies.seats import GroundedLabManager, LLMLabManager, SeatFactory
+from replicalab.baselines.policies.interface import SeatFactory
+from replicalab.baselines.policies.seats import GroundedLabManager, LLMLabManager
 
 LAB_MANAGERS = ("grounded", "llm")
 """The Lab Manager seats `evaluate --lab-manager` offers."""

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from replicalab.baselines.policies.seats import Policy, reset_policy
+from replicalab.baselines.policies.interface import Policy, reset_policy
 from replicalab.digest import EpisodeDigest
 from replicalab.episode import SCIENTIST, Episode, check_max_rounds, coerce_action
 from replicalab.models import EpisodeLog

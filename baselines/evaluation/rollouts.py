@@ -44,14 +44,8 @@ from replicalab.baselines.evaluation.grid import (
 )
 from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
-from replicalab.baselines.policies.seats import (
-    AsyncPolicy,
-    GroundedLabManager,
-    Seat,
-    SeatFactory,
-    policy_stats,
-    reset_policy,
-)
+from replicalab.baselines.policies.interface import AsyncPolicy, Seat, SeatFactory, policy_stats, reset_policy
+from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.baselines.training.records import turn_records
 from replicalab.checks import check_positive_int
 from replicalab.digest import EpisodeDigest, digest

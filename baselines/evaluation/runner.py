@@ -51,7 +51,8 @@ from replicalab.baselines.evaluation.workers import (
     init_worker,
     outcomes,
 )
-from replicalab.baselines.policies.seats import GroundedLabManager, SeatFactory
+from replicalab.baselines.policies.interface import SeatFactory
+from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.checks import check_positive_int
 from replicalab.digest import EpisodeDigest, digest
 from replicalab.models import EpisodeLog

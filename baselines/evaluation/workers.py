@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from replicalab.baselines.evaluation.grid import Cell, PolicyFactory, Settings, play_episode
-from replicalab.baselines.policies.seats import Policy, policy_stats
+from replicalab.baselines.policies.interface import Policy, policy_stats
 from replicalab.digest import EpisodeDigest, digest
 from replicalab.models import EpisodeLog
 from replicalab.scenarios import TemplateData, get_template, register_template, template_names
