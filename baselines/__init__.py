@@ -1,14 +1,15 @@
-"""Baselines, the evaluation runner and the `replicalab` CLI.
+"""Reference policies, evaluation, training, the chat backend and the `replicalab` command line.
 
-- `replicalab.baselines.policies`: the `Policy` interface and the baseline, random, LLM and grounded
-  Lab Manager policies; `replicalab.baselines.oracle`: the full-knowledge upper bound.
-- `replicalab.baselines.runner`: `run_grid` plays a policy pair over templates × difficulties × seeds,
-  in parallel, to a resumable JSONL log; `replicalab.baselines.metrics` turns each episode's digest (made
-  where it was played) into a results table.
-- `replicalab.baselines.llm_backend`, `llm_policy`, `rollouts`, `training_records`: a served
-  chat model as a seat (any OpenAI-compatible server), many episodes in flight against it, GRPO
-  groups, and turn-level training records.
-- `replicalab.baselines.cli`: `replicalab evaluate | replay | scenarios | compare-rewards`.
+- `policies`: the `Policy` interface and the seats that implement it (baseline, random, grounded,
+  LLM, oracle, probes, the trained structured Scientist, the served-model chat policy).
+- `evaluation`: `run_grid` plays a policy pair over templates × difficulties × seeds, in this
+  process, worker processes or Ray tasks, to a resumable JSONL log; `run_rollouts` keeps many
+  served-model episodes in flight; `metrics` and `report` turn digests into a results table.
+- `training`: MaskablePPO on the Gymnasium Scientist env, RLlib on both seats, the reward-preset
+  comparisons and turn-level training records.
+- `llm`: any OpenAI-compatible server as a chat backend.
+- `cli`: `replicalab evaluate | replay | scenarios | train | compare-rewards`.
 
-Nothing here imports gymnasium or PettingZoo: the runner drives `replicalab.episode.Episode`.
+The policies and the runner drive `replicalab.episode.Episode` and import neither Gymnasium nor
+PettingZoo; the training modules and the command line (through them) do.
 """

@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import BaselineScientist, RandomScientist
-from replicalab.baselines.runner import Grid, PolicyFactory, run_grid
+from replicalab.baselines.evaluation.runner import Grid, PolicyFactory, run_grid
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.seats import BaselineScientist, RandomScientist
 
 SEEDS = 100
 REPEATS = 3

@@ -39,10 +39,11 @@ from replicalab.agents import (
     format_scientist_observation,
 )
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.baselines.llm_backend import BackendConfig, ChatBackend, Completion
-from replicalab.baselines.llm_policy import ChatPolicy, ScientistRole
-from replicalab.baselines.rollouts import run_rollouts
-from replicalab.baselines.runner import Grid, Settings, start_episode
+from replicalab.baselines.evaluation.rollouts import run_rollouts
+from replicalab.baselines.evaluation.runner import Grid, Settings, start_episode
+from replicalab.baselines.llm.backend import BackendConfig, ChatBackend, Completion
+from replicalab.baselines.policies.chat import ChatPolicy
+from replicalab.baselines.policies.roles import ScientistRole
 from replicalab.episode import SCIENTIST
 from replicalab.models import ScientistAction, ScientistActionType
 from tests.openai_stub import ACCEPT, PROPOSAL

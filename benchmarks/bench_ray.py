@@ -29,8 +29,8 @@ from pathlib import Path
 
 import ray
 
-from replicalab.baselines.policies import BaselineScientist
-from replicalab.baselines.runner import BACKENDS, Backend, Grid, run_grid
+from replicalab.baselines.evaluation.runner import BACKENDS, Backend, Grid, run_grid
+from replicalab.baselines.policies.seats import BaselineScientist
 
 SEEDS = 200
 _CLI = [sys.executable, "-c", "from replicalab.baselines.cli import app; app(prog_name='replicalab')"]

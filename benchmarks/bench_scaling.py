@@ -54,8 +54,8 @@ import gymnasium as gym
 import numpy as np
 
 import replicalab.envs
-from replicalab.baselines.policies import BaselineScientist
-from replicalab.baselines.runner import Grid, run_grid
+from replicalab.baselines.evaluation.runner import Grid, run_grid
+from replicalab.baselines.policies.seats import BaselineScientist
 from replicalab.envs.spaces import A_TYPE, SCIENTIST_MASK_SIZE, SCIENTIST_NVEC
 from replicalab.episode import SCIENTIST_ACTION_TYPES
 from replicalab.models import ScientistActionType

@@ -22,7 +22,7 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecEnv
 
 import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v0
-from replicalab.baselines.train import BATCH_SIZE, NET_ARCH, POLICY
+from replicalab.baselines.training.maskable_ppo import BATCH_SIZE, NET_ARCH, POLICY
 
 N_ENVS = 8
 N_STEPS = 256

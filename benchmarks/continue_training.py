@@ -18,7 +18,12 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 
 import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v0
-from replicalab.baselines.train import CurvePoint, TrainConfig, learn_with_curve, torch_for_training
+from replicalab.baselines.training.maskable_ppo import (
+    CurvePoint,
+    TrainConfig,
+    learn_with_curve,
+    torch_for_training,
+)
 
 
 def continue_training(run: Path, out: Path, steps: int, seed: int, eval_every: int) -> list[CurvePoint]:

@@ -19,9 +19,9 @@ import numpy as np
 import replicalab.envs  # noqa: F401 - registers ReplicaLab/Scientist-v0
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import BaselineScientist, GroundedLabManager, RandomScientist
-from replicalab.baselines.runner import Grid, PolicyFactory, run_grid
+from replicalab.baselines.evaluation.runner import Grid, PolicyFactory, run_grid
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.seats import BaselineScientist, GroundedLabManager, RandomScientist
 from replicalab.envs import replicalab_v0
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 

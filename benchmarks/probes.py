@@ -1,7 +1,7 @@
 """What the benchmark measures: each probe's score as a share of the oracle's, per split and per
 difficulty, with 95 % intervals.
 
-The probes (`replicalab.baselines.probes` and the reference policies): the oracle (reads the
+The probes (`replicalab.baselines.policies.probes` and the reference policies): the oracle (reads the
 hidden study: the ceiling), the memorizer fitted on the train split, the public reader, the
 baseline and random legal moves. Every probe plays the same scenarios; a probe's normalized
 score on an episode is its judge score over the oracle's on the same scenario, and the table
@@ -19,11 +19,12 @@ import math
 import statistics
 from collections.abc import Callable
 
-from replicalab.baselines.metrics import EpisodeDigest
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import BaselineScientist, Policy, RandomScientist
-from replicalab.baselines.probes import MemorizerScientist, PublicReaderScientist
-from replicalab.baselines.runner import Grid, Settings, run_grid
+from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.policies.interface import Policy
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.probes import MemorizerScientist, PublicReaderScientist
+from replicalab.baselines.policies.seats import BaselineScientist, RandomScientist
+from replicalab.digest import EpisodeDigest
 from replicalab.scenarios import DIFFICULTIES
 from replicalab.scenarios.types import SPLITS
 

@@ -27,7 +27,8 @@ from typing import NamedTuple
 
 from replicalab.agents import build_scientist_system_prompt, format_scientist_observation
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.baselines.metrics import digest
+from replicalab.checks import check_positive_int
+from replicalab.digest import digest
 from replicalab.episode import SCIENTIST, Episode, coerce_action
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import BUILTIN_TEMPLATES, DEFAULT_MAX_ROUNDS, DIFFICULTIES, generate_scenario
@@ -72,8 +73,7 @@ def scenario_ids(
     mix every template and difficulty. Unknown templates or difficulties are refused by name.
     """
     check_split(split)
-    if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
-        raise ValueError(f"num_seeds: must be a positive int, got {num_seeds!r}")
+    check_positive_int("num_seeds", num_seeds)
     chosen_templates = tuple(BUILTIN_TEMPLATES if templates is None else templates)
     chosen_difficulties = tuple(DIFFICULTIES if difficulties is None else difficulties)
     if not chosen_templates or not chosen_difficulties:

@@ -19,6 +19,7 @@ from replicalab.agents.scientist_policy import (
     build_scientist_system_prompt,
     format_scientist_observation,
 )
+from replicalab.checks import check_positive_int
 from replicalab.envs import codec
 from replicalab.envs.features import Layouts, Observer
 from replicalab.envs.spaces import (
@@ -122,14 +123,7 @@ class Session:
     ) -> None:
         self.split = check_split(split)
         if num_train_scenarios is not None:
-            if (
-                isinstance(num_train_scenarios, bool)
-                or not isinstance(num_train_scenarios, int)
-                or num_train_scenarios < 1
-            ):
-                raise ValueError(
-                    f"num_train_scenarios: must be a positive int or None, got {num_train_scenarios!r}"
-                )
+            check_positive_int("num_train_scenarios", num_train_scenarios)
             if self.split != "train":
                 raise ValueError(f"num_train_scenarios: caps the train split only, got split={split!r}")
         self.num_train_scenarios = num_train_scenarios
@@ -153,10 +147,8 @@ class Session:
             )
         self.reward_config = get_preset(reward_config) if isinstance(reward_config, str) else reward_config
         self.max_rounds = check_max_rounds(max_rounds)
-        if step_cap is not None and (
-            isinstance(step_cap, bool) or not isinstance(step_cap, int) or step_cap < 1
-        ):
-            raise ValueError(f"step_cap: must be a positive int or None, got {step_cap!r}")
+        if step_cap is not None:
+            check_positive_int("step_cap", step_cap)
         self.step_cap = step_cap
         self.action_mode = action_mode
         # The registry as it stands now fixes the template one-hot and the structured vocabularies.

@@ -5,9 +5,9 @@ preset, yet the return an RL agent would maximise differs, component by componen
 Run: python examples/04_reward_shaping.py
 """
 
-from replicalab.baselines.compare import compare_rewards
-from replicalab.baselines.policies import BaselineScientist, RandomScientist
-from replicalab.baselines.runner import Grid
+from replicalab.baselines.evaluation.runner import Grid
+from replicalab.baselines.policies.seats import BaselineScientist, RandomScientist
+from replicalab.baselines.training.compare_rewards import compare_rewards
 from replicalab.rewards import PRESETS
 
 grid = Grid.of(templates=["ml_benchmark"], difficulties=["easy", "hard"], seeds=10)

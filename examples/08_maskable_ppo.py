@@ -13,9 +13,9 @@ import gymnasium as gym
 from sb3_contrib import MaskablePPO
 
 import replicalab.envs  # noqa: F401  (registers ReplicaLab/Scientist-v0)
-from replicalab.baselines.metrics import summarize
-from replicalab.baselines.runner import Grid, Settings, run_grid
-from replicalab.baselines.structured_policy import structured_factory
+from replicalab.baselines.evaluation.metrics import summarize
+from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.policies.structured import structured_factory
 
 env = gym.make("ReplicaLab/Scientist-v0", split="train")  # masks its actions: no glue needed
 model = MaskablePPO("MultiInputPolicy", env, n_steps=256, batch_size=64, seed=0)

@@ -8,7 +8,7 @@ Run: python examples/09_rllib_multi_agent.py
 
 import ray
 
-from replicalab.baselines.rllib_training import act, ppo_config
+from replicalab.baselines.training.rllib import act, ppo_config
 from replicalab.envs import replicalab_v0
 
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from replicalab.agents.lab_manager_policy import check_feasibility, grounded_lab_response
-from replicalab.baselines.policies import GroundedLabManager, RandomScientist
-from replicalab.baselines.runner import Cell, play_episode
+from replicalab.baselines.evaluation.runner import Cell, play_episode
+from replicalab.baselines.policies.seats import GroundedLabManager, RandomScientist
 from replicalab.envs import codec
 from replicalab.episode import (
     LAB_MANAGER,

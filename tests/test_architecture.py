@@ -1,37 +1,51 @@
-"""The core's dependencies point inward: rules never import policies or RL frameworks, and no
-module of the core imports itself back through a circle.
+"""Dependencies point inward: rules never import policies or RL frameworks, the RL fronts never
+import the baselines, and no module imports itself back through a circle.
 
 The graph is read from the source (`ast`), every `import` and `from ... import` of a
 `replicalab` module, at module level or inside a function alike: a circle through a deferred
-import is still a circle a reader has to hold in their head.
+import is still a circle a reader has to hold in their head. Module names are the installed ones:
+packaging maps `replicalab.envs` onto envs/ and `replicalab.baselines` onto baselines/, so every
+project import must resolve to a file of the tree through that mapping.
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
-import replicalab
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
-ROOT = Path(replicalab.__file__).parent
-FRONTS = ("envs", "baselines")  # the RL adapters and the runner, installed under replicalab
+REPO = Path(__file__).resolve().parent.parent
 POLICIES = "replicalab.agents"
 FRAMEWORKS = ("gymnasium", "pettingzoo", "torch", "ray", "openai")
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def _package_dirs() -> dict[str, Path]:
+    """pyproject's mapping of import names to folders."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    return {name: REPO / folder for name, folder in config["tool"]["setuptools"]["package-dir"].items()}
+
+
+def _modules(package: str) -> dict[str, Path]:
+    """Every module of the mapped `package`, by its installed name."""
+    folder = _package_dirs()[package]
+    modules = {}
+    for path in sorted(folder.rglob("*.py")):
+        parts = path.relative_to(folder).with_suffix("").parts
+        modules[".".join([package, *(parts[:-1] if parts[-1] == "__init__" else parts)])] = path
+    return modules
 
 
 def _core_modules() -> dict[str, Path]:
-    modules = {}
-    for path in sorted(ROOT.rglob("*.py")):
-        relative = path.relative_to(ROOT).parts
-        if relative[0] in FRONTS:
-            continue
-        modules[_module_name(path)] = path
-    return modules
+    return _modules("replicalab")
+
+
+def _all_modules() -> dict[str, Path]:
+    return {name: path for package in _package_dirs() for name, path in _modules(package).items()}
 
 
 def _imports(path: Path, known: set[str]) -> set[str]:
@@ -48,8 +62,8 @@ def _imports(path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def _graph() -> dict[str, set[str]]:
-    modules = _core_modules()
+def _graph(modules: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    modules = _core_modules() if modules is None else modules
     known = set(modules)
     graph = {}
     for name, path in modules.items():
@@ -112,3 +126,47 @@ def test_the_core_imports_no_rl_framework() -> None:
         for name, path in modules.items()
     }
     assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_every_project_import_of_the_fronts_resolves_to_a_file() -> None:
+    modules = _all_modules()
+    known = set(modules)
+    packages = {name for name, path in modules.items() if path.name == "__init__.py"}
+    unresolved = {}
+    for name, path in modules.items():
+        if name.startswith(("replicalab.envs", "replicalab.baselines")):
+            missing = sorted(
+                target
+                for target in _imports(path, known)
+                if target.split(".")[0] == "replicalab" and target not in known and target not in packages
+            )
+            if missing:
+                unresolved[name] = missing
+    assert {"replicalab.envs.codec", "replicalab.baselines.cli"} <= known
+    assert unresolved == {}
+
+
+def test_the_whole_distribution_has_no_import_circle() -> None:
+    assert _find_circle(_graph(_all_modules())) is None
+
+
+def test_the_envs_never_import_the_baselines() -> None:
+    graph = _graph(_all_modules())
+    offenders = {
+        name: sorted(t for t in targets if t.startswith("replicalab.baselines"))
+        for name, targets in graph.items()
+        if name.startswith("replicalab.envs")
+    }
+    assert {name: targets for name, targets in offenders.items() if targets} == {}
+
+
+def test_no_function_of_the_command_line_runs_over_60_lines() -> None:
+    long = {}
+    for name, path in _all_modules().items():
+        if name.startswith("replicalab.baselines.cli"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    length = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if length > 60:
+                        long[f"{name}.{node.name}"] = length
+    assert long == {}

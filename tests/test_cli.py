@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.policies import RandomScientist
-from replicalab.baselines.runner import Grid, Settings, run_grid
+from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.policies.seats import RandomScientist
 
 TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-import replicalab.baselines.runner
+import replicalab.baselines.evaluation.workers
 from replicalab.baselines.cli import app
 
 TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2", "--no-oracle"]
@@ -42,7 +42,7 @@ def no_episode_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("an episode ran before the command line was checked")
 
-    monkeypatch.setattr(replicalab.baselines.runner, "play_episode", refuse)
+    monkeypatch.setattr(replicalab.baselines.evaluation.workers, "play_episode", refuse)
 
 
 def test_evaluate_on_ray_without_ray_says_how_to_install_it(

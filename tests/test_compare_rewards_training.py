@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.metrics import Estimate
-from replicalab.baselines.reward_training import (
+from replicalab.baselines.evaluation.metrics import Estimate
+from replicalab.baselines.training.compare_trained import (
     TrainedRun,
     check_configs,
     curve_bands,
@@ -22,7 +22,7 @@ from replicalab.baselines.reward_training import (
     summarize_runs,
     write_summaries,
 )
-from replicalab.baselines.train import CurvePoint
+from replicalab.baselines.training.maskable_ppo import CurvePoint
 from replicalab.rewards import RewardConfig, get_preset
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

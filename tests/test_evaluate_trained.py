@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v0
 from replicalab.baselines.cli import app
-from replicalab.baselines.structured_policy import predict_masked
+from replicalab.baselines.policies.structured import predict_masked
 from replicalab.models import EpisodeLog
 
 CELL = ["-t", "finance_trading", "-d", "medium", "--seeds", "2", "--no-oracle", "--split", "test"]

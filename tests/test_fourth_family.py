@@ -17,9 +17,9 @@ from pettingzoo.test import api_test, parallel_api_test
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import BaselineScientist, RandomScientist
-from replicalab.baselines.runner import Grid, run_grid
+from replicalab.baselines.evaluation.runner import Grid, run_grid
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.seats import BaselineScientist, RandomScientist
 from replicalab.envs import replicalab_v0
 from replicalab.envs.features import feature_names
 from replicalab.envs.scientist_v0 import ScientistEnv

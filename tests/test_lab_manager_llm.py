@@ -22,8 +22,8 @@ from replicalab.agents.lab_manager_prompts import (
 )
 from replicalab.agents.prompt_parts import MIN_PROMPT_CHARS
 from replicalab.baselines.cli import app
-from replicalab.baselines.policies import BaselineScientist, LLMLabManager
-from replicalab.baselines.runner import Grid, run_grid
+from replicalab.baselines.evaluation.runner import Grid, run_grid
+from replicalab.baselines.policies.seats import BaselineScientist, LLMLabManager
 from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode, coerce_action
 from replicalab.models import FLAG_FIELDS, EpisodeLog, LabManagerActionType
 from replicalab.parsing import ScientistOutputParseError

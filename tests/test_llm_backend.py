@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
-from replicalab.baselines import llm_backend
-from replicalab.baselines.llm_backend import LLM_ERROR_CODES, BackendConfig, ChatBackend, LLMCallError
+from replicalab.baselines.llm import backend as llm_backend
+from replicalab.baselines.llm.backend import LLM_ERROR_CODES, BackendConfig, ChatBackend, LLMCallError
 from tests.openai_stub import Reply, StubServer, completion, fault, malformed, serve
 
 MESSAGES = [{"role": "system", "content": "  be brief  "}, {"role": "user", "content": "hello\n"}]

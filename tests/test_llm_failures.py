@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.policies import GroundedLabManager, LLMScientist
-from replicalab.baselines.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.evaluation.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.policies.seats import GroundedLabManager, LLMScientist
 from replicalab.models import EpisodeLog
 from tests.test_runner import PROPOSAL
 

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from replicalab.baselines.metrics import EpisodeDigest, Judged, digest, summarize
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import RandomScientist
-from replicalab.baselines.runner import Grid, RunResult, run_grid
+from replicalab.baselines.evaluation.metrics import summarize
+from replicalab.baselines.evaluation.runner import Grid, RunResult, run_grid
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.seats import RandomScientist
+from replicalab.digest import EpisodeDigest, Judged, digest
 from replicalab.models import EpisodeLog
 
 GRID = Grid.of(seeds=6)  # 54 episodes; the random Scientist ends them every way it can

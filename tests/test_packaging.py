@@ -1,5 +1,9 @@
 """The distribution owns one import name: a built wheel installs `replicalab`, and the RL fronts
-and the runner live under it (`replicalab.envs`, `replicalab.baselines`), nothing at the top."""
+and the baselines live under it (`replicalab.envs`, `replicalab.baselines`), nothing at the top.
+
+Packaging maps those two names onto the top-level envs/ and baselines/ folders; the tree holds no
+symlink, so a checkout without symlink support (`git -c core.symlinks=false clone`) builds the
+same wheel."""
 
 from __future__ import annotations
 
@@ -11,7 +15,35 @@ from pathlib import Path
 
 import pytest
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _setuptools() -> dict[str, object]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    table: dict[str, object] = config["tool"]["setuptools"]
+    return table
+
+
+def test_the_tree_holds_no_symlink() -> None:
+    staged = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, check=True)
+    links = [line.split("\t")[1] for line in staged.stdout.splitlines() if line.startswith("120000")]
+    assert links == []
+
+
+def test_the_package_list_names_every_package_folder() -> None:
+    folders = _setuptools()["package-dir"]
+    assert isinstance(folders, dict)
+    found = set()
+    for name, folder in folders.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join([name, *parts]))
+    assert sorted(found) == sorted(_setuptools()["packages"])  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
@@ -26,17 +58,28 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.slow
 def test_the_wheel_holds_one_top_level_package(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"replicalab"}
-    for module in ("envs/replicalab_v0.py", "envs/scientist_v0.py", "baselines/cli.py"):
+    for module in (
+        "envs/replicalab_v0.py",
+        "envs/scientist_v0.py",
+        "baselines/cli/main.py",
+        "baselines/evaluation/runner.py",
+        "baselines/policies/seats.py",
+        "baselines/training/maskable_ppo.py",
+        "baselines/llm/backend.py",
+        "digest.py",
+    ):
         assert f"replicalab/{module}" in names
     assert "replicalab/scenarios/data/ml_benchmark.json" in names
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "replicalab = replicalab.baselines.cli:app" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
+@pytest.mark.slow
 def test_a_fresh_venv_with_the_wheel_makes_every_env(wheel: Path, tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -54,14 +97,15 @@ def test_a_fresh_venv_with_the_wheel_makes_every_env(wheel: Path, tmp_path: Path
     )
     # The dependencies come from this interpreter's site-packages, appended after the wheel's
     # (a plain path line: the editable install's finder there is not loaded).
-    (Path(site) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # Every site-packages folder this interpreter reads (a venv may chain another through a .pth).
+    folders = [sysconfig.get_paths()["purelib"], *(p for p in sys.path if p.endswith("site-packages"))]
+    (Path(site) / "deps.pth").write_text("".join(f"{folder}\n" for folder in dict.fromkeys(folders)))
     script = (
         "import gymnasium as gym, replicalab\n"
         "env = gym.make('replicalab.envs:ReplicaLab/Scientist-v0')\n"
         "obs, info = env.reset(seed=0)\n"
         "from replicalab.envs import replicalab_v0\n"
         "aec = replicalab_v0.env(); aec.reset(seed=0)\n"
-        "from replicalab.baselines.cli import app\n"
         "import importlib.util\n"
         "print(replicalab.__file__)\n"
         "print(importlib.util.find_spec('envs'), importlib.util.find_spec('baselines'))\n"
@@ -71,3 +115,9 @@ def test_a_fresh_venv_with_the_wheel_makes_every_env(wheel: Path, tmp_path: Path
     where, missing = result.stdout.splitlines()
     assert where.startswith(site)
     assert missing == "None None"
+    evaluate = (
+        "from replicalab.baselines.cli import app; app(['evaluate', '--seeds', '1'], prog_name='replicalab')"
+    )
+    table = subprocess.run([str(python), "-c", evaluate], capture_output=True, text=True, cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    assert "overall" in table.stdout

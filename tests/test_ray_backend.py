@@ -19,9 +19,9 @@ import ray
 
 import replicalab.scenarios.registry as registry
 from replicalab.baselines.cli import app
-from replicalab.baselines.metrics import EpisodeDigest
-from replicalab.baselines.policies import BaselineScientist
-from replicalab.baselines.runner import Grid, run_grid
+from replicalab.baselines.evaluation.runner import Grid, run_grid
+from replicalab.baselines.policies.seats import BaselineScientist
+from replicalab.digest import EpisodeDigest
 from tests.test_runner import LLM
 
 pytestmark = pytest.mark.slow

@@ -10,12 +10,13 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from replicalab.baselines import report
 from replicalab.baselines.cli import app
-from replicalab.baselines.metrics import EpisodeDigest, Summary, summarize
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import RandomScientist
-from replicalab.baselines.runner import Grid, run_grid
+from replicalab.baselines.evaluation import report
+from replicalab.baselines.evaluation.metrics import Summary, summarize
+from replicalab.baselines.evaluation.runner import Grid, run_grid
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.seats import RandomScientist
+from replicalab.digest import EpisodeDigest
 from replicalab.models import Verdict
 
 HEADERS = ("cell", "n", "score ± 95% CI", "agree", "accepted", "infeasible", "norm.")

@@ -21,7 +21,7 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from replicalab.baselines.rllib_training import MaskedPPOModule, act, make_env, ppo_config
+from replicalab.baselines.training.rllib import MaskedPPOModule, act, make_env, ppo_config
 from replicalab.envs import replicalab_v0
 from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST
 from tests.test_readme import _blocks, _section

@@ -17,12 +17,13 @@ from hypothesis import strategies as st
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
 from replicalab.agents import MAX_PROMPT_CHARS
-from replicalab.baselines.llm_backend import BackendConfig, ChatBackend
-from replicalab.baselines.llm_policy import ChatPolicy, ScientistRole
-from replicalab.baselines.metrics import EpisodeDigest
-from replicalab.baselines.policies import RandomScientist
-from replicalab.baselines.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
-from replicalab.baselines.runner import Grid, Settings, episode_id, policy_seed, run_grid
+from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
+from replicalab.baselines.evaluation.runner import Grid, Settings, episode_id, policy_seed, run_grid
+from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
+from replicalab.baselines.policies.chat import ChatPolicy
+from replicalab.baselines.policies.roles import ScientistRole
+from replicalab.baselines.policies.seats import RandomScientist
+from replicalab.digest import EpisodeDigest
 from replicalab.episode import Episode
 from replicalab.models import EpisodeLog
 from tests.openai_stub import (

@@ -6,9 +6,9 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import GroundedLabManager
-from replicalab.baselines.runner import Cell, Settings, play_episode
+from replicalab.baselines.evaluation.runner import Cell, Settings, play_episode
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.envs.session import Session
 from replicalab.episode import Episode
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from replicalab.baselines.metrics import (
+from replicalab.baselines.evaluation.metrics import (
     EpisodeDigest,
     Estimate,
     digest,
@@ -20,15 +20,23 @@ from replicalab.baselines.metrics import (
     summarize,
     t_critical,
 )
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import (
+from replicalab.baselines.evaluation.runner import (
+    Cell,
+    Grid,
+    Settings,
+    episode_id,
+    play_episode,
+    policy_seed,
+    run_grid,
+)
+from replicalab.baselines.policies.interface import Policy
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.seats import (
     BaselineScientist,
     GroundedLabManager,
     LLMScientist,
-    Policy,
     RandomScientist,
 )
-from replicalab.baselines.runner import Cell, Grid, Settings, episode_id, play_episode, policy_seed, run_grid
 from replicalab.models import EpisodeLog
 from replicalab.rewards import get_preset
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from replicalab.baselines.compare import compare_rewards
-from replicalab.baselines.policies import BaselineScientist, GroundedLabManager
-from replicalab.baselines.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.evaluation.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.policies.seats import BaselineScientist, GroundedLabManager
+from replicalab.baselines.training.compare_rewards import compare_rewards
 from replicalab.episode import SCIENTIST
 from replicalab.judge import compute_total_reward
 from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig

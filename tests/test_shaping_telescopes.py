@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.baselines.policies import RandomScientist
+from replicalab.baselines.policies.seats import RandomScientist
 from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode, coerce_action
 from replicalab.models import LabManagerActionType, RewardConfig
 from replicalab.rewards import potential

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import BaselineScientist
-from replicalab.baselines.probes import COSTS_QUESTION, MemorizerScientist, PublicReaderScientist
-from replicalab.baselines.runner import Grid, Settings, run_grid
+from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.probes import COSTS_QUESTION, MemorizerScientist, PublicReaderScientist
+from replicalab.baselines.policies.seats import BaselineScientist
 from replicalab.envs import replicalab_v0
 from replicalab.envs.codec import GENERIC_CONTROLS, ScientistCodec
 from replicalab.envs.features import feature_names

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 
 import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v0
 from replicalab.baselines.cli import app
-from replicalab.baselines.policies import GroundedLabManager
-from replicalab.baselines.runner import Cell, Grid, Settings, play_episode, run_grid
-from replicalab.baselines.structured_policy import StructuredScientist, structured_factory
+from replicalab.baselines.evaluation.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.policies.seats import GroundedLabManager
+from replicalab.baselines.policies.structured import StructuredScientist, structured_factory
 from replicalab.envs.spaces import SCIENTIST_NVEC
 
 CELLS = ["-t", "ml_benchmark", "-d", "easy", "--seeds", "2", "--no-oracle"]

@@ -14,8 +14,8 @@ from typer.testing import CliRunner, Result
 
 import replicalab.scenarios.registry as registry
 from replicalab.baselines.cli import app
-from replicalab.baselines.policies import BaselineScientist
-from replicalab.baselines.runner import Grid, run_grid
+from replicalab.baselines.evaluation.runner import Grid, run_grid
+from replicalab.baselines.policies.seats import BaselineScientist
 from replicalab.scenarios import TemplateData, register_template, template_names
 
 

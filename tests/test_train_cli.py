@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.train import CurvePoint, TrainConfig, train
+from replicalab.baselines.training.maskable_ppo import CurvePoint, TrainConfig, train
 from replicalab.rewards import get_preset
 
 

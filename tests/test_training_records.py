@@ -13,11 +13,12 @@ import pytest
 
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
-from replicalab.baselines.llm_backend import BackendConfig, ChatBackend
-from replicalab.baselines.llm_policy import ChatPolicy, ScientistRole
-from replicalab.baselines.rollouts import run_rollouts
-from replicalab.baselines.runner import Grid, Settings
-from replicalab.baselines.training_records import TurnRecord
+from replicalab.baselines.evaluation.rollouts import run_rollouts
+from replicalab.baselines.evaluation.runner import Grid, Settings
+from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
+from replicalab.baselines.policies.chat import ChatPolicy
+from replicalab.baselines.policies.roles import ScientistRole
+from replicalab.baselines.training.records import TurnRecord
 from tests.openai_stub import Reply, StubServer, completion, fault, serve
 from tests.test_runner import flaky_model
 

@@ -18,9 +18,9 @@ from replicalab.agents.prompt_parts import (
     check_prompt_chars,
     describe_constraint,
     describe_entry,
-    describe_protocol,
     latest_entry,
     number,
+    protocol_section,
 )
 from replicalab.agents.retry import GenerateFn, RetryMetadata, call_with_retry
 from replicalab.models import (
@@ -131,7 +131,7 @@ def format_lab_manager_observation(obs: LabManagerObservation, max_chars: int = 
         brief=_describe_check(obs.feasibility, obs.suggestion),
         entries=[describe_entry(e) for e in obs.conversation_history],
         latest=latest_entry(obs.conversation_history, "scientist"),
-        current=describe_protocol(obs.current_protocol),
+        current=protocol_section(obs.current_protocol),
         contract=(LAB_MANAGER_SCHEMA_REMINDER, _CLOSING_INSTRUCTION),
     )
     return message.fitted(max_chars)
@@ -188,7 +188,7 @@ def _describe_check(check: FeasibilityCheckResult | None, suggestion: Alternativ
         lines.append(f"- the lab can offer for {item}: {', '.join(options)}")
     if suggestion is not None:
         remaining = ", ".join(suggestion.remaining_failures) or "none"
-        lines.append(describe_protocol(suggestion.revised_protocol, "Suggested revision"))
+        lines.append(protocol_section(suggestion.revised_protocol, "Suggested revision"))
         lines.append(f"Still failing after the suggested revision: {remaining}.")
     return "\n".join(lines)
 

@@ -116,7 +116,9 @@ def describe_entry(entry: ConversationEntry) -> str:
     return f"round {entry.round_number}, {entry.role}{kind}: {entry.message}"
 
 
-def describe_protocol(protocol: Protocol | None, title: str = "Current protocol") -> str:
+def protocol_section(protocol: Protocol | None, title: str = "Current protocol") -> str:
+    """The protocol as a prompt section, one field a line (the transcript's one-line form is
+    `replicalab.episode.describe_protocol`)."""
     if protocol is None:
         return "No protocol has been proposed yet."
 

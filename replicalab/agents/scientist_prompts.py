@@ -16,9 +16,9 @@ from replicalab.agents.prompt_parts import (
     check_prompt_chars,
     describe_constraint,
     describe_entry,
-    describe_protocol,
     describe_resource,
     latest_entry,
+    protocol_section,
 )
 from replicalab.models import ScientistAction, ScientistActionType, ScientistObservation
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -99,7 +99,7 @@ def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX
         brief=brief,
         entries=[describe_entry(e) for e in obs.conversation_history],
         latest=latest_entry(obs.conversation_history, "lab_manager"),
-        current=describe_protocol(obs.current_protocol),
+        current=protocol_section(obs.current_protocol),
         contract=(SCHEMA_REMINDER, _CLOSING_INSTRUCTION),
     )
     return message.fitted(max_chars)

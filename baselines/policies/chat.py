@@ -1,9 +1,8 @@
 """A chat model in one seat of the table, async: many episodes share one server at once.
 
-`ChatPolicy` is the same for every seat; a `ChatRole` says what is particular to one: its system
-prompt, its user message for the current turn, and its turn (the prompt → parse → retry loop,
-written against a blocking `GenerateFn`). `ScientistRole` is the Scientist's, built from
-`replicalab.agents`; `LabManagerRole` fills the same three slots for the Lab Manager.
+`ChatPolicy` is the same for every seat; a `ChatRole` (`replicalab.baselines.policies.roles`)
+says what is particular to one: its system prompt, its user message for the current turn, and
+its turn (the prompt → parse → retry loop, written against a blocking `GenerateFn`).
 
 The turn is the agents' own synchronous loop, not an async copy of it: `ChatPolicy` replays it.
 The turn runs with a `GenerateFn` that answers from the replies received so far and raises
@@ -12,7 +11,7 @@ reply from the backend and runs the turn again. The parser is pure, so a rerun t
 path through the earlier replies, and a turn of k calls runs k times (k is 1 unless the model's
 output had to be corrected, and at most the role's retries plus one).
 
-A call that fails (see `replicalab.baselines.llm_backend.LLM_ERROR_CODES`) costs the turn: the
+A call that fails (see `replicalab.baselines.llm.backend.LLM_ERROR_CODES`) costs the turn: the
 policy returns an `ActionError` with the call's code, which the episode records as a refused
 move, and the episode goes on. Each call's sampling seed is the next draw of a generator seeded
 by `reset`, so a rollout asks for the same samples on any rerun.
@@ -27,55 +26,18 @@ from typing import Protocol
 import numpy as np
 from pydantic import Field
 
-from replicalab.agents import (
-    MAX_PROMPT_CHARS,
-    MIN_PROMPT_CHARS,
-    GenerateFn,
-    ScientistOutputParseError,
-    build_scientist_system_prompt,
-    call_scientist_with_retry,
-    format_scientist_observation,
-)
-from replicalab.agents.lab_manager_prompts import (
-    build_lab_manager_system_prompt,
-    call_lab_manager_with_retry,
-    format_lab_manager_observation,
-)
-from replicalab.baselines.llm_backend import Completion, LLMCallError
-from replicalab.baselines.policies import Move
-from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode
+from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
+from replicalab.baselines.llm.backend import Completion, LLMCallError
+from replicalab.baselines.policies.interface import Move
+from replicalab.baselines.policies.roles import ChatRole
+from replicalab.episode import ActionError, Episode
 from replicalab.models import Contract
 from replicalab.scenarios import NormalizedScenarioPack
 
-__all__ = [
-    "ChatCompleter",
-    "ChatPolicy",
-    "ChatRole",
-    "EpisodeUsage",
-    "LLMTurn",
-    "LabManagerRole",
-    "ScientistRole",
-]
+__all__ = ["ChatCompleter", "ChatPolicy", "EpisodeUsage", "LLMTurn"]
 
 
 _MAX_SEED = 2**31
-
-
-class ChatRole(Protocol):
-    """What one seat tells a chat model, and how it reads the answers."""
-
-    agent: str  # the seat: "scientist" or "lab_manager"
-
-    def system_prompt(self, scenario: NormalizedScenarioPack) -> str: ...
-
-    def user_message(self, episode: Episode, max_chars: int) -> str:
-        """This turn's observation, in at most `max_chars` characters."""
-        ...
-
-    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        """Ask `generate` for this turn's move (correcting it as the role sees fit) and return
-        the move, or the model's last text when it never parsed (the episode records why)."""
-        ...
 
 
 class ChatCompleter(Protocol):
@@ -88,56 +50,6 @@ class ChatCompleter(Protocol):
     async def aclose(self) -> None:
         """Release the connections opened on the running event loop."""
         ...
-
-
-class _RetryingRole:
-    """What both seats' roles share: the retry budget, and a turn that is the seat's
-    prompt → parse → retry call, or the model's last text when it never parsed."""
-
-    def __init__(self, max_retries: int = 2) -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
-        self.max_retries = max_retries
-
-    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        try:
-            return self._call(generate, system_prompt, user_message)
-        except ScientistOutputParseError as error:
-            return error.raw_text
-
-    def _call(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        raise NotImplementedError
-
-
-class ScientistRole(_RetryingRole):
-    """The Scientist's prompts and its retry loop (`call_scientist_with_retry`)."""
-
-    agent = SCIENTIST
-
-    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
-        return build_scientist_system_prompt(scenario)
-
-    def user_message(self, episode: Episode, max_chars: int) -> str:
-        return format_scientist_observation(episode.scientist_observation(), max_chars)
-
-    def _call(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        return call_scientist_with_retry(generate, system_prompt, user_message, self.max_retries).action
-
-
-class LabManagerRole(_RetryingRole):
-    """The Lab Manager's prompts (shown the grounded check each turn) and its retry loop
-    (`call_lab_manager_with_retry`)."""
-
-    agent = LAB_MANAGER
-
-    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
-        return build_lab_manager_system_prompt(scenario)
-
-    def user_message(self, episode: Episode, max_chars: int) -> str:
-        return format_lab_manager_observation(episode.lab_manager_observation(), max_chars)
-
-    def _call(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        return call_lab_manager_with_retry(generate, system_prompt, user_message, self.max_retries).action
 
 
 @dataclass(frozen=True)

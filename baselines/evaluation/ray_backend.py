@@ -1,7 +1,7 @@
 """`run_grid(..., backend="ray")`: the runner's chunks of episodes played as Ray tasks, on one
 machine or a cluster (needs Ray: the [rllib] extra, or `pip install ray`).
 
-A task plays its chunk with the runner's `_play`, as a process-pool worker does, after the
+A task plays its chunk with `workers.play_chunk`, as a process-pool worker does, after the
 pool worker's set-up (the parent's templates, then fresh policies), done once per Ray worker
 process and run. So a Ray run writes the same log, byte for byte, as `jobs` processes: the
 runner still writes in grid order, and no rule of the game lives here.
@@ -21,19 +21,20 @@ from typing import Any
 
 import ray
 
-from replicalab.baselines import runner
+from replicalab.baselines.evaluation.grid import Cell
+from replicalab.baselines.evaluation.workers import Outcome, WorkerSetup, chunks, play_chunk, set_up_worker
 
 _run: str | None = None
-"""In a Ray worker process, the run whose policies `runner._worker` holds."""
+"""In a Ray worker process, the run whose policies `workers` holds."""
 
 
 @ray.remote  # type: ignore[untyped-decorator]  # Ray is Any to mypy
-def _play_chunk(run: str, setup: runner.WorkerSetup, chunk: Sequence[tuple[int, runner.Cell]]) -> Any:
+def _play_remote(run: str, setup: WorkerSetup, chunk: Sequence[tuple[int, Cell]]) -> Any:
     global _run
     if _run != run:
-        runner.set_up_worker(*setup)
+        set_up_worker(*setup)
         _run = run
-    return runner._play(chunk)
+    return play_chunk(chunk)
 
 
 def ensure_ray(jobs: int) -> None:
@@ -47,8 +48,8 @@ def ensure_ray(jobs: int) -> None:
 
 
 def ray_outcomes(
-    todo: list[tuple[int, runner.Cell]], setup: runner.WorkerSetup, jobs: int
-) -> Generator[runner._Outcome, None, None]:
+    todo: list[tuple[int, Cell]], setup: WorkerSetup, jobs: int
+) -> Generator[Outcome, None, None]:
     """Outcomes as their chunks finish (any order), with at most `2 * jobs` chunks in flight so
     a long grid neither floods the object store nor makes each wait scan every pending task."""
     if not todo:  # a finished file resumed: nothing to start Ray for
@@ -56,12 +57,12 @@ def ray_outcomes(
     ensure_ray(jobs)
     run = uuid.uuid4().hex
     shared = ray.put(setup)  # sent once, not with every task
-    chunks = iter(runner._chunks(todo, jobs))
+    queue = iter(chunks(todo, jobs))
     pending: list[Any] = []
     try:
         while True:
-            while len(pending) < 2 * jobs and (chunk := next(chunks, None)) is not None:
-                pending.append(_play_chunk.remote(run, shared, chunk))
+            while len(pending) < 2 * jobs and (chunk := next(queue, None)) is not None:
+                pending.append(_play_remote.remote(run, shared, chunk))
             if not pending:
                 return
             done, pending = ray.wait(pending, num_returns=1)

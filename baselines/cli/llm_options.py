@@ -20,9 +20,10 @@ from pydantic import ValidationError
 from rich.text import Text
 
 from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
-from replicalab.baselines.llm_backend import BackendConfig, ChatBackend
-from replicalab.baselines.llm_policy import ChatPolicy, EpisodeUsage, LabManagerRole, ScientistRole
-from replicalab.baselines.rollouts import SeatFactory
+from replicalab.baselines.evaluation.rollouts import SeatFactory
+from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
+from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage
+from replicalab.baselines.policies.roles import LabManagerRole, ScientistRole
 
 __all__ = ["ChatOptions", "chat_lab_manager", "chat_scientist", "check_served_only", "usage_line"]
 
@@ -67,7 +68,6 @@ class ChatOptions:
         self,
         base_url: str | None,
         model: str | None,
-        *,
         temperature: float | None = None,
         top_p: float | None = None,
         max_tokens: int | None = None,

@@ -14,8 +14,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from replicalab.baselines.metrics import Estimate, Summary
-from replicalab.baselines.train import CurvePoint
+from replicalab.baselines.evaluation.metrics import Estimate, Summary
+from replicalab.baselines.training.maskable_ppo import CurvePoint
 from replicalab.episode import describe_protocol
 from replicalab.judge import explain
 from replicalab.models import EpisodeLog

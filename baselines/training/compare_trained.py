@@ -26,9 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from replicalab.baselines.metrics import Estimate
-from replicalab.baselines.structured_policy import SavedMaskablePPO
-from replicalab.baselines.train import CurvePoint, TrainConfig, evaluate_policy, train
+from replicalab.baselines.evaluation.metrics import Estimate
+from replicalab.baselines.policies.structured import SavedMaskablePPO
+from replicalab.baselines.training.maskable_ppo import CurvePoint, TrainConfig, evaluate_policy, train
 from replicalab.rewards import RewardConfig
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from replicalab.baselines.llm_policy import LLMTurn
+from replicalab.baselines.policies.chat import LLMTurn
 from replicalab.models import EpisodeLog
 
 __all__ = ["TurnRecord", "turn_records"]

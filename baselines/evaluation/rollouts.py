@@ -29,26 +29,27 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, NamedTuple, Protocol
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 
-from replicalab.baselines.llm_policy import ChatPolicy, EpisodeUsage, LLMTurn
-from replicalab.baselines.metrics import EpisodeDigest, digest
-from replicalab.baselines.policies import GroundedLabManager, Move, Policy, policy_stats, reset_policy
-from replicalab.baselines.runner import (
+from replicalab.baselines.evaluation.grid import (
     Cell,
     Grid,
     RunResult,
     Settings,
     episode_id,
-    logged_episodes,
-    open_log,
     policy_seed,
     start_episode,
 )
-from replicalab.baselines.training_records import turn_records
-from replicalab.episode import SCIENTIST, Episode, coerce_action
+from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
+from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
+from replicalab.baselines.policies.interface import AsyncPolicy, Seat, SeatFactory, policy_stats, reset_policy
+from replicalab.baselines.policies.seats import GroundedLabManager
+from replicalab.baselines.training.records import turn_records
+from replicalab.checks import check_positive_int
+from replicalab.digest import EpisodeDigest, digest
+from replicalab.episode import SCIENTIST, coerce_action
 from replicalab.models import EpisodeLog
 
 __all__ = [
@@ -64,18 +65,6 @@ __all__ = [
 ]
 
 MIN_ADVANTAGE_STD = 1e-8  # a group whose returns spread less has every advantage 0
-
-
-class AsyncPolicy(Protocol):
-    """A seat whose moves take time (a model call): `act` is a coroutine."""
-
-    name: str
-
-    def act(self, episode: Episode) -> Awaitable[Move]: ...
-
-
-Seat = Policy | AsyncPolicy
-SeatFactory = Callable[[], Seat]
 
 
 def group_advantages(returns: Sequence[float]) -> list[float]:
@@ -169,9 +158,8 @@ def run_rollouts(
     the turn records. Episodes come back (and are written) in grid order.
     """
     settings = settings or Settings()
-    for name, value in (("concurrency", concurrency), ("group_size", group_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}: must be an int of at least 1, got {value!r}")
+    check_positive_int("concurrency", concurrency)
+    check_positive_int("group_size", group_size)
     if resume and out is None:
         raise ValueError("resume: needs an output file")
     seats = scientist(), lab_manager()

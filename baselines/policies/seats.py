@@ -4,61 +4,33 @@ A policy reads the `Episode` it plays in and returns its move: a `ScientistActio
 `LabManagerAction`, raw model text (the episode parses it and records a parser error as a
 refused move), or an `ActionError` for a move it could not make (recorded as refused too). Each policy looks only at what its role may see — the Scientist policies read
 `episode.scientist_observation()` or the public brief, the grounded Lab Manager reads the
-episode's grounded response — except `OracleScientist` (in `replicalab.baselines.oracle`), which reads
+episode's grounded response — except `OracleScientist` (in `replicalab.baselines.policies.oracle`), which reads
 the hidden reference on purpose to give every report an upper bound.
 
 Determinism: the runner calls `reset(seed)` before each episode with a seed derived from the
 grid cell, so a policy with randomness (`RandomScientist`) plays the same game in any worker
 process. `stats()` returns counters since the last reset; the runner sums them.
+
+A seat is a `Policy`, whose move comes at once, or an `AsyncPolicy`, whose move is awaited (a
+served model's reply); `Seat` names either, and the runner takes a `SeatFactory` for each seat.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from replicalab.agents import (
-    ScientistOutputParseError,
-    build_baseline_scientist_action,
-    build_scientist_system_prompt,
-    call_scientist_with_retry,
-)
+from replicalab.agents import MAX_PROMPT_CHARS, ScientistOutputParseError, build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.agents.lab_manager_prompts import build_lab_manager_system_prompt, call_lab_manager_with_retry
-from replicalab.agents.retry import GenerateFn, RetryMetadata
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.probes import PublicReaderScientist
+from replicalab.agents.retry import GenerateFn
+from replicalab.baselines.policies.interface import Move, Policy
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.probes import PublicReaderScientist
+from replicalab.baselines.policies.roles import LabManagerRole, RetryingRole, ScientistRole
 from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
-from replicalab.models import LabManagerAction, ScientistAction, ScientistActionType
+from replicalab.models import ScientistAction, ScientistActionType
 from replicalab.scenarios import NormalizedScenarioPack
-
-Move = ScientistAction | LabManagerAction | ActionError | str
-"""What a policy returns; a string is model text for the episode's parser, an `ActionError` a
-move the policy could not make (the episode records it as refused)."""
-
-
-@runtime_checkable
-class Policy(Protocol):
-    """One seat at the table. Optional methods: `reset(seed: int)`, `stats() -> dict`."""
-
-    name: str  # tags the episode id in logs, e.g. "baseline"
-
-    def act(self, episode: Episode) -> Move: ...
-
-
-def reset_policy(policy: Policy, seed: int) -> None:
-    """Call the policy's optional `reset(seed)`."""
-    reset = getattr(policy, "reset", None)
-    if callable(reset):
-        reset(seed)
-
-
-def policy_stats(policy: Policy) -> dict[str, float]:
-    """The policy's optional `stats()`, or nothing."""
-    stats = getattr(policy, "stats", None)
-    return dict(stats()) if callable(stats) else {}
 
 
 class BaselineScientist:
@@ -173,11 +145,9 @@ class _LLMSeat:
     must survive pickling unless the platform forks.
     """
 
-    def __init__(self, generate_fn: GenerateFn, *, max_retries: int = 2, name: str = "llm") -> None:
-        if max_retries < 0:
-            raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
+    def __init__(self, role: RetryingRole, generate_fn: GenerateFn, name: str) -> None:
+        self.role = role
         self.generate_fn = generate_fn
-        self.max_retries = max_retries
         self.name = name
         self._scenario: NormalizedScenarioPack | None = None
         self._system_prompt = ""
@@ -200,12 +170,13 @@ class _LLMSeat:
     def act(self, episode: Episode) -> Move:
         if episode.scenario is not self._scenario:
             self._scenario = episode.scenario
-            self._system_prompt = self._build_system_prompt(episode.scenario)
+            self._system_prompt = self.role.system_prompt(episode.scenario)
         calls_before = self.calls
+        user_message = self.role.user_message(episode, MAX_PROMPT_CHARS)
         try:
-            action, metadata = self._call(episode)
+            action, metadata = self.role.call(self._generate, self._system_prompt, user_message)
         except ScientistOutputParseError as error:
-            self.retries += self.max_retries
+            self.retries += self.role.max_retries
             self.parse_failures += 1
             return error.raw_text
         except _GenerateFailed as failed:
@@ -214,13 +185,6 @@ class _LLMSeat:
             return ActionError(code="generate_error", message=failed.message)
         self.retries += metadata.retry_count
         return action
-
-    def _build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
-        raise NotImplementedError
-
-    def _call(self, episode: Episode) -> tuple[ScientistAction | LabManagerAction, RetryMetadata]:
-        """The seat's parsed move and how the call went (raises as `act` expects)."""
-        raise NotImplementedError
 
     def _generate(self, messages: list[dict[str, str]]) -> str:
         """One model call; a failure of the model's own becomes `_GenerateFailed`."""
@@ -235,30 +199,18 @@ class _LLMSeat:
 
 
 class LLMScientist(_LLMSeat):
-    """A language model as the Scientist (`call_scientist_with_retry`); see `_LLMSeat`."""
+    """A language model as the Scientist (`ScientistRole`); see `_LLMSeat`."""
 
-    def _build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
-        return build_scientist_system_prompt(scenario)
-
-    def _call(self, episode: Episode) -> tuple[ScientistAction, RetryMetadata]:
-        result = call_scientist_with_retry(
-            self._generate, self._system_prompt, episode.scientist_observation(), self.max_retries
-        )
-        return result.action, result.metadata
+    def __init__(self, generate_fn: GenerateFn, *, max_retries: int = 2, name: str = "llm") -> None:
+        super().__init__(ScientistRole(max_retries), generate_fn, name)
 
 
 class LLMLabManager(_LLMSeat):
-    """A language model as the Lab Manager (`call_lab_manager_with_retry`), shown the grounded
-    check every turn; see `_LLMSeat`."""
+    """A language model as the Lab Manager (`LabManagerRole`), shown the grounded check every
+    turn; see `_LLMSeat`."""
 
-    def _build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
-        return build_lab_manager_system_prompt(scenario)
-
-    def _call(self, episode: Episode) -> tuple[LabManagerAction, RetryMetadata]:
-        result = call_lab_manager_with_retry(
-            self._generate, self._system_prompt, episode.lab_manager_observation(), self.max_retries
-        )
-        return result.action, result.metadata
+    def __init__(self, generate_fn: GenerateFn, *, max_retries: int = 2, name: str = "llm") -> None:
+        super().__init__(LabManagerRole(max_retries), generate_fn, name)
 
 
 SCIENTISTS: dict[str, Callable[[], Policy]] = {

@@ -21,8 +21,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from replicalab.baselines.runner import Grid, Settings, run_grid
-from replicalab.baselines.structured_policy import ActFn, StructuredScientist, predict_masked
+from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.policies.structured import ActFn, StructuredScientist, predict_masked
+from replicalab.checks import check_positive_int
 from replicalab.rewards import RewardConfig, get_preset
 
 POLICY = "MultiInputPolicy"
@@ -60,9 +61,7 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         for name in ("steps", "n_envs", "eval_every", "eval_seeds"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name}: must be a positive int, got {value!r}")
+            check_positive_int(name, getattr(self, name))
 
     def rollout_steps(self) -> int:
         """Steps per env of one rollout: a rollout is no longer than the steps between two

@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from replicalab.baselines.metrics import EpisodeDigest, Estimate, mean_components
-from replicalab.baselines.runner import Grid, PolicyFactory, Settings, run_grid
+from replicalab.baselines.evaluation.metrics import Estimate, mean_components
+from replicalab.baselines.evaluation.runner import Grid, PolicyFactory, Settings, run_grid
+from replicalab.digest import EpisodeDigest
 from replicalab.rewards import RewardConfig
 
 

@@ -1,0 +1,223 @@
+"""`replicalab evaluate`: a Scientist against a Lab Manager over a grid, as a results table."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, NamedTuple
+
+import typer
+from rich.text import Text
+
+from replicalab.agents import MAX_PROMPT_CHARS
+from replicalab.baselines.cli import llm_options as llm_cli
+from replicalab.baselines.cli.errors import USAGE, Problem, fail, stop_on_sigterm, user_errors
+from replicalab.baselines.cli.options import (
+    DifficultiesOpt,
+    FirstSeedOpt,
+    GenerateFnOpt,
+    JobsOpt,
+    MaxRoundsOpt,
+    RewardConfigOpt,
+    SeedsOpt,
+    SplitOpt,
+    TemplateFilesOpt,
+    TemplatesOpt,
+    grid_of,
+    register_template_files,
+    reward_config_of,
+)
+from replicalab.baselines.cli.output import counted, episode_progress, stdout_console
+from replicalab.baselines.cli.seats import Seats, choose_backend, choose_seats
+from replicalab.baselines.evaluation import report
+from replicalab.baselines.evaluation.metrics import summarize
+from replicalab.baselines.evaluation.rollouts import RolloutResult, usage_path
+from replicalab.baselines.evaluation.runner import Backend, Grid, RunResult, Settings, run_grid
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.digest import EpisodeDigest
+
+ScientistOpt = Annotated[
+    str,
+    typer.Option(
+        "--scientist",
+        "-s",
+        help="baseline | random | oracle | reader | llm | PATH.zip (a saved MaskablePPO) | "
+        "MODULE:ATTR (a callable from the Gymnasium env's observation to its action).",
+    ),
+]
+OracleOpt = Annotated[bool, typer.Option(help="Also run the oracle, for regret.")]
+BackendOpt = Annotated[
+    str,
+    typer.Option(
+        "--backend",
+        help="processes | ray: where --jobs run (ray: as Ray tasks on the cluster RAY_ADDRESS names, "
+        "else on a local Ray; needs Ray).",
+    ),
+]
+OutOpt = Annotated[
+    Path | None, typer.Option("--out", "-o", help="Write one EpisodeLog JSON per line to this file.")
+]
+ResumeOpt = Annotated[bool, typer.Option(help="Finish an interrupted --out file.")]
+ForceOpt = Annotated[bool, typer.Option(help="Overwrite an existing --out file.")]
+WideOpt = Annotated[bool, typer.Option(help="Every column of the table (about 150 wide).")]
+LabManagerOpt = Annotated[
+    str, typer.Option("--lab-manager", "-l", help="grounded | llm (a model as the Lab Manager).")
+]
+LabManagerModelOpt = Annotated[
+    str | None, typer.Option(help="The llm Lab Manager's model on the same server (default: --model).")
+]
+
+
+class _Plan(NamedTuple):
+    """One evaluation, checked: what is played, by whom, where, and what is written."""
+
+    grid: Grid
+    seats: Seats
+    backend: Backend
+    settings: Settings
+    jobs: int  # worker processes or Ray tasks; episodes in flight for a served model
+    group_size: int
+    out: Path | None
+    resume: bool
+    export_turns: Path | None
+    oracle: bool  # also play the oracle on the same cells, as the reference
+    scientist_is_oracle: bool  # the run is its own reference
+
+
+def evaluate(
+    templates: TemplatesOpt = None,
+    difficulties: DifficultiesOpt = None,
+    seeds: SeedsOpt = 20,
+    first_seed: FirstSeedOpt = 0,
+    scientist: ScientistOpt = "baseline",
+    generate_fn: GenerateFnOpt = None,
+    reward_config: RewardConfigOpt = "default",
+    max_rounds: MaxRoundsOpt = 6,
+    split: SplitOpt = "test",
+    oracle: OracleOpt = True,
+    jobs: JobsOpt = 1,
+    backend_name: BackendOpt = "processes",
+    out: OutOpt = None,
+    resume: ResumeOpt = False,
+    force: ForceOpt = False,
+    wide: WideOpt = False,
+    template_files: TemplateFilesOpt = None,
+    base_url: llm_cli.BaseUrlOpt = None,
+    model: llm_cli.ModelOpt = None,
+    temperature: llm_cli.TemperatureOpt = None,
+    top_p: llm_cli.TopPOpt = None,
+    max_tokens: llm_cli.MaxTokensOpt = None,
+    extra_body: llm_cli.ExtraBodyOpt = None,
+    timeout: llm_cli.TimeoutOpt = 120.0,
+    http_retries: llm_cli.HttpRetriesOpt = 3,
+    prompt_chars: llm_cli.PromptCharsOpt = MAX_PROMPT_CHARS,
+    concurrency: llm_cli.ConcurrencyOpt = 1,
+    group_size: llm_cli.GroupSizeOpt = 1,
+    export_turns: llm_cli.ExportTurnsOpt = None,
+    lab_manager: LabManagerOpt = "grounded",
+    lab_manager_model: LabManagerModelOpt = None,
+) -> None:
+    """Play a Scientist against a Lab Manager over a grid; print the results table."""
+    chat = llm_cli.ChatOptions(
+        base_url, model, temperature, top_p, max_tokens, extra_body, timeout, http_retries, prompt_chars
+    )
+    with user_errors(USAGE):
+        register_template_files(template_files)
+        grid = grid_of(templates, difficulties, seeds, first_seed, split)
+        seats = choose_seats(scientist, lab_manager, generate_fn, jobs, chat, lab_manager_model)
+        backend = choose_backend(backend_name, seats.served)
+        if not seats.served:
+            llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
+        settings = Settings(reward_config=reward_config_of(reward_config), max_rounds=max_rounds, split=split)
+        _check_outputs(out, export_turns, resume, force)
+    workers = concurrency if seats.served else jobs
+    is_oracle = scientist == "oracle"
+    oracle_too = oracle and not is_oracle
+    plan = _Plan(
+        grid, seats, backend, settings, workers, group_size, out, resume, export_turns, oracle_too, is_oracle
+    )
+    started = time.perf_counter()
+    result, reference = _play(plan)
+    _print_results(plan, result, reference, wide, time.perf_counter() - started)
+
+
+def _check_outputs(out: Path | None, export_turns: Path | None, resume: bool, force: bool) -> None:
+    """Refuse to resume without a file, to resume and overwrite at once, or to overwrite a run."""
+    if resume and out is None:
+        raise Problem("--resume needs --out", USAGE)
+    if resume and force:
+        raise Problem("--resume appends to --out and --force overwrites it: give one", USAGE)
+    for path in (out, export_turns):
+        if path is not None and not (resume or force) and path.is_file() and path.stat().st_size > 0:
+            raise Problem(
+                f"{path} already holds episodes: --resume finishes that run, --force overwrites it", 1
+            )
+
+
+def _play(plan: _Plan) -> tuple[RunResult, list[EpisodeDigest] | None]:
+    """The run's result, and the oracle's digests of the same cells when there is a reference."""
+    cells = len(plan.grid.cells())
+    total = cells * plan.group_size + cells * plan.oracle
+    try:
+        with user_errors(), stop_on_sigterm(), episode_progress(total, "episodes") as advance:
+            result = run_grid(
+                plan.grid,
+                plan.seats.scientist,
+                plan.seats.lab_manager,
+                settings=plan.settings,
+                jobs=plan.jobs,
+                out=plan.out,
+                resume=plan.resume,
+                on_episode=advance,
+                backend=plan.backend,
+                group_size=plan.group_size,
+                export_turns=plan.export_turns,
+            )
+            reference = result.digests if plan.scientist_is_oracle else None
+            if plan.oracle:
+                oracle_backend = "processes" if plan.backend == "served" else plan.backend
+                reference = run_grid(
+                    plan.grid,
+                    OracleScientist,
+                    settings=plan.settings,
+                    jobs=1 if plan.backend == "served" else plan.jobs,
+                    on_episode=advance,
+                    backend=oracle_backend,
+                ).digests
+    except KeyboardInterrupt:
+        hint = f"; {plan.out} holds whole episodes only: rerun with --resume to finish" if plan.out else ""
+        fail(f"interrupted{hint}", 130)
+    return result, reference
+
+
+def _print_results(
+    plan: _Plan, result: RunResult, reference: list[EpisodeDigest] | None, wide: bool, elapsed: float
+) -> None:
+    """The table, the oracle's line, the counters and usage, and where the files went."""
+    grid, settings, cells = plan.grid, plan.settings, len(plan.grid.cells())
+    episodes = cells * plan.group_size
+    title = (
+        f"{plan.seats.scientist().name} vs {plan.seats.lab_manager().name} · reward {settings.reward_config.name} · {settings.split} split\n"
+        f"{counted(len(grid.templates), 'template')} × {counted(len(grid.difficulties), 'difficulty')} × "
+        f"{counted(len(grid.seeds), 'seed')}"
+        + (f" × {counted(plan.group_size, 'rollout')}" if plan.group_size > 1 else "")
+        + f" = {counted(episodes, 'episode')}"
+    )
+    console = stdout_console()
+    console.print(report.results_table(summarize(result.digests, reference), title, wide=wide))
+    if reference is not None and not plan.scientist_is_oracle:
+        best = sum(episode.score for episode in reference) / len(reference)
+        against = "regret and norm." if wide else "norm."
+        console.print(f"{against} against the oracle on the same seeds (oracle mean score {best:.2f}).")
+    if result.stats:
+        console.print(report.stats_line(result.stats))
+    if isinstance(result, RolloutResult):
+        console.print(llm_cli.usage_line(result.usage))
+    if plan.out is not None:
+        console.print(Text(f"logs: {plan.out} ({counted(episodes, 'episode')}, {result.resumed} resumed)"))
+        if isinstance(result, RolloutResult):
+            console.print(Text(f"usage: {usage_path(plan.out)}"))
+    if plan.export_turns is not None:
+        console.print(Text(f"turns: {plan.export_turns}"))
+    played = counted(episodes + cells * plan.oracle - result.resumed, "episode")
+    console.print(f"{played} played in {elapsed:.1f} s")

@@ -1,0 +1,69 @@
+"""`replicalab train`: MaskablePPO on the Gymnasium Scientist env (needs the [train] extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from replicalab.baselines.cli.errors import USAGE, fail, stop_on_sigterm, user_errors
+from replicalab.baselines.cli.options import (
+    EvalEveryOpt,
+    EvalSeedsOpt,
+    NEnvsOpt,
+    NumTrainScenariosOpt,
+    StepsOpt,
+    reward_config_of,
+    writable_dir,
+)
+from replicalab.baselines.cli.output import progress_bar, stdout_console
+from replicalab.baselines.evaluation import report
+from replicalab.baselines.training.maskable_ppo import CurvePoint, TrainConfig, train
+
+
+def train_command(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where model.zip, config.json and curve.csv go.")],
+    steps: StepsOpt = 100_000,
+    n_envs: NEnvsOpt = 8,
+    seed: Annotated[int, typer.Option(min=0, help="Seeds the envs, the policy and the learner.")] = 0,
+    eval_every: EvalEveryOpt = 10_000,
+    eval_seeds: EvalSeedsOpt = 5,
+    num_train_scenarios: NumTrainScenariosOpt = None,
+    reward_config: Annotated[
+        str,
+        typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
+    ] = "default",
+) -> None:
+    """Train MaskablePPO on the Gymnasium Scientist env (needs the [train] extra)."""
+    with user_errors(USAGE):
+        config = TrainConfig(
+            steps=steps,
+            n_envs=n_envs,
+            seed=seed,
+            eval_every=eval_every,
+            eval_seeds=eval_seeds,
+            num_train_scenarios=num_train_scenarios,
+            reward_config=reward_config_of(reward_config),
+        )
+    with user_errors():
+        writable_dir(out, "--out")
+    progress = progress_bar()
+    task = progress.add_task("training", total=steps)
+
+    def show(point: CurvePoint) -> None:
+        progress.update(task, description=f"training · validation score {point.judge_score:.2f}")
+
+    try:
+        with user_errors(), stop_on_sigterm(), progress:
+            curve = train(config, out, lambda done: progress.update(task, completed=done), show)
+    except ImportError as exc:
+        fail(str(exc), 1)
+    except KeyboardInterrupt:
+        fail(f"interrupted; {out / 'curve.csv'} holds the curve so far", 130)
+    console = stdout_console()
+    console.print(
+        report.curve_table(curve, f"MaskablePPO · reward {config.reward_config.name} · seed {seed}")
+    )
+    console.print(Text(f"wrote {out / 'config.json'}, {out / 'curve.csv'} and {out / 'model.zip'}"))

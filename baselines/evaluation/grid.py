@@ -1,0 +1,143 @@
+"""The grid a run plays and how one cell is played: the pieces every backend shares.
+
+The grid is templates × difficulties × seeds, in that order; the scenario of a cell is
+`generate_scenario(seed, template, difficulty)`, and each policy's seed is derived from the
+same triple through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
+Episode ids are `{scenario_id}/{scientist}/{lab_manager}`: unique within a run, stable across runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import NamedTuple
+
+import numpy as np
+
+from replicalab.baselines.policies.interface import Policy, reset_policy
+from replicalab.digest import EpisodeDigest
+from replicalab.episode import SCIENTIST, Episode, check_max_rounds, coerce_action
+from replicalab.models import EpisodeLog
+from replicalab.rewards import RewardConfig, get_preset
+from replicalab.scenarios import (
+    DEFAULT_MAX_ROUNDS,
+    DIFFICULTIES,
+    generate_scenario,
+    get_template,
+    template_names,
+)
+from replicalab.scenarios.registry import check_difficulty, check_split, template_key
+
+PolicyFactory = Callable[[], Policy]
+"""Builds a fresh policy; a class works. Must pickle for jobs > 1 where processes do not fork,
+and for the Ray backend."""
+
+
+class Cell(NamedTuple):
+    """One grid point: the scenario `generate_scenario(seed, template, difficulty)`."""
+
+    template: str
+    difficulty: str
+    seed: int
+
+
+@dataclass(frozen=True)
+class Grid:
+    templates: tuple[str, ...]
+    difficulties: tuple[str, ...]
+    seeds: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        for name in self.templates:
+            get_template(name)  # refuses an unknown one, naming the valid ones
+        for level in self.difficulties:
+            check_difficulty(level)
+        for seed in self.seeds:
+            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+                raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
+        if not (self.templates and self.difficulties and self.seeds):
+            raise ValueError("grid: needs at least one template, difficulty and seed")
+
+    @classmethod
+    def of(
+        cls,
+        templates: Sequence[str] | None = None,
+        difficulties: Sequence[str] | None = None,
+        seeds: int | Sequence[int] = 20,
+        first_seed: int = 0,
+    ) -> Grid:
+        """All registered templates and all difficulties unless named; `seeds` a count or a list."""
+        chosen = range(first_seed, first_seed + seeds) if isinstance(seeds, int) else seeds
+        return cls(tuple(templates or template_names()), tuple(difficulties or DIFFICULTIES), tuple(chosen))
+
+    def cells(self) -> list[Cell]:
+        return [Cell(t, d, s) for t in self.templates for d in self.difficulties for s in self.seeds]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every episode of a run shares besides its policies."""
+
+    reward_config: RewardConfig = field(default_factory=lambda: get_preset("default"))
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+    step_cap: int | None = None
+    split: str = "train"  # which held-out set the scenarios come from
+
+    def __post_init__(self) -> None:
+        check_max_rounds(self.max_rounds)  # refused before any episode is played
+        check_split(self.split)
+
+
+def policy_seed(cell: Cell) -> int:
+    """The seed a policy gets for `cell`: a SeedSequence of (seed, template, difficulty)."""
+    level = DIFFICULTIES.index(check_difficulty(cell.difficulty))
+    entropy = [cell.seed, template_key(cell.template), level]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0])
+
+
+def episode_id(cell: Cell, scientist: str, lab_manager: str) -> str:
+    return f"{cell.template}-{cell.difficulty}-{cell.seed}/{scientist}/{lab_manager}"
+
+
+def start_episode(cell: Cell, settings: Settings) -> Episode:
+    """A fresh episode of `cell`'s scenario under `settings`."""
+    return Episode(
+        generate_scenario(cell.seed, cell.template, cell.difficulty, settings.split),
+        max_rounds=settings.max_rounds,
+        reward_config=settings.reward_config,
+        step_cap=settings.step_cap,
+    )
+
+
+def play_episode(
+    cell: Cell, scientist: Policy, lab_manager: Policy, settings: Settings | None = None
+) -> EpisodeLog:
+    """Play one episode of `cell` to the end and return its log."""
+    episode = start_episode(cell, settings or Settings())
+    seed = policy_seed(cell)
+    reset_policy(scientist, seed)
+    reset_policy(lab_manager, seed)
+    while not episode.done:
+        agent = episode.agent_selection
+        policy = scientist if agent == SCIENTIST else lab_manager
+        episode.step(coerce_action(agent, policy.act(episode)))
+    return episode.to_log(episode_id(cell, scientist.name, lab_manager.name))
+
+
+@dataclass
+class RunResult:
+    """A run's episodes in grid order: digests for the table, logs for whoever needs the rest."""
+
+    digests: list[EpisodeDigest]  # one per grid cell, in grid order
+    stats: dict[str, float]  # policy counters summed over the episodes played in this call
+    resumed: int = 0  # episodes taken from the existing file
+    _episodes: list[EpisodeLog | str] = field(default_factory=list, repr=False, compare=False)
+    """Per grid cell, the log where this process has one (played here, or resumed), else the
+    JSON line a worker sent."""
+
+    @cached_property
+    def logs(self) -> list[EpisodeLog]:
+        """One per grid cell, in grid order. Built on first use: a parallel run's table needs
+        only the digests, so its lines are parsed only for a caller that wants whole logs."""
+        return [e if isinstance(e, EpisodeLog) else EpisodeLog.model_validate_json(e) for e in self._episodes]

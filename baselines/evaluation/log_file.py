@@ -1,0 +1,73 @@
+"""A run's JSONL log: opened locked against a second writer, and checked before a resume.
+
+Lines are written in grid order only, one whole line and a flush per episode, so a killed run
+leaves a prefix of whole lines (plus at most one partial line), which a resume cuts off.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import ExitStack
+from pathlib import Path
+from typing import BinaryIO
+
+from pydantic import ValidationError
+
+from replicalab.baselines.evaluation.grid import Settings
+from replicalab.models import EpisodeLog
+from replicalab.rewards import RewardConfig
+
+if sys.platform != "win32":
+    import fcntl
+
+
+def open_log(path: Path, stack: ExitStack) -> BinaryIO:
+    """`path` opened for appending (created if missing) and locked against a second writer."""
+    for folder in (path.parent, *path.parent.parents):
+        if folder.exists() and not folder.is_dir():
+            raise ValueError(f"{path}: {folder} is not a directory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = stack.enter_context(path.open("a+b"))
+    if sys.platform != "win32":
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"{path}: another run is writing to this file") from None
+    return handle
+
+
+def logged_episodes(
+    path: Path, handle: BinaryIO, ids: list[str], settings: Settings, unit: int = 1
+) -> list[EpisodeLog]:
+    """The episodes already in the file, checked to be a prefix of this run; a trailing partial
+    line (a run killed mid-write) is cut off, and nothing is touched if the check fails. A run
+    that writes its episodes `unit` at a time (a group's rollouts) keeps whole units only."""
+    handle.seek(0)
+    data = handle.read()
+    lines = data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
+    logs = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            log = EpisodeLog.model_validate_json(line)
+        except ValidationError:
+            raise ValueError(f"{path}:{number}: not an EpisodeLog line") from None
+        if number > len(ids) or log.episode_id != ids[number - 1]:
+            raise ValueError(
+                f"{path}:{number}: episode {log.episode_id!r} is not the next one of "
+                "this grid; resume only a file written by the same command"
+            )
+        config = settings.reward_config
+        if log.reward_config != config or log.max_rounds != settings.max_rounds:
+            raise ValueError(
+                f"{path}:{number}: written with {_describe(log.reward_config)} and {log.max_rounds} "
+                f"rounds; this run uses {_describe(config)} and {settings.max_rounds}"
+            )
+        logs.append(log)
+    kept = len(logs) - len(logs) % unit
+    handle.truncate(sum(map(len, lines[:kept])))
+    return logs[:kept]
+
+
+def _describe(config: RewardConfig) -> str:
+    """A reward config as an error message names it: two configs may share a name."""
+    return f"reward config {config.name!r} ({config.model_dump_json(exclude={'name'})})"

@@ -1,0 +1,221 @@
+"""Play a Scientist × Lab Manager pair over a grid of scenarios, in parallel, to a JSONL log.
+
+The runner drives `Episode` directly and knows no rule of the game: it asks the policy whose
+turn it is for a move and steps the episode until it is done.
+
+Reproducibility is the point of a log, so:
+
+- The grid is templates × difficulties × seeds, in that order; the scenario of a cell is
+  `generate_scenario(seed, template, difficulty)`, and each policy's seed is derived from the
+  same triple through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
+- Episodes may run in worker processes (`jobs`), or as Ray tasks (`backend="ray"`, see
+  `replicalab.baselines.evaluation.ray_backend`), both playing the same chunks with
+  `workers.play_chunk`, but lines are
+  written in grid order only, one whole line and a flush per episode, so `jobs=2` and Ray write
+  the same bytes as `jobs=1` and a killed run leaves a prefix of whole lines (plus at most one
+  partial line).
+- `resume=True` drops a trailing partial line, keeps the episodes already logged (they must be
+  a prefix of this grid, with the same reward config and round limit) and appends the rest: the
+  finished file equals a clean run's, byte for byte.
+
+Episode ids are `{scenario_id}/{scientist}/{lab_manager}`: unique within a run, stable across runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack, closing
+from pathlib import Path
+from typing import Literal, cast
+
+from replicalab.baselines.evaluation.grid import (
+    Cell,
+    Grid,
+    PolicyFactory,
+    RunResult,
+    Settings,
+    episode_id,
+    play_episode,
+    policy_seed,
+    start_episode,
+)
+from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
+from replicalab.baselines.evaluation.rollouts import run_rollouts
+from replicalab.baselines.evaluation.workers import (
+    Outcome,
+    WorkerSetup,
+    init_pool_worker,
+    init_worker,
+    outcomes,
+)
+from replicalab.baselines.policies.interface import SeatFactory
+from replicalab.baselines.policies.seats import GroundedLabManager
+from replicalab.checks import check_positive_int
+from replicalab.digest import EpisodeDigest, digest
+from replicalab.models import EpisodeLog
+from replicalab.scenarios import get_template
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "Cell",
+    "Grid",
+    "PolicyFactory",
+    "RunResult",
+    "Settings",
+    "episode_id",
+    "play_episode",
+    "policy_seed",
+    "run_grid",
+    "start_episode",
+]
+
+Backend = Literal["processes", "ray", "served"]
+BACKENDS: tuple[Backend, ...] = ("processes", "ray", "served")
+"""Where `run_grid` plays episodes: `processes` (this one, or `jobs` worker processes), `ray`
+(Ray tasks, `jobs` at a time), or `served` (this process, `jobs` episodes awaiting a served
+model at once: `replicalab.baselines.evaluation.rollouts`)."""
+
+
+def run_grid(
+    grid: Grid,
+    scientist: SeatFactory,
+    lab_manager: SeatFactory = GroundedLabManager,
+    *,
+    settings: Settings | None = None,
+    jobs: int = 1,
+    out: str | os.PathLike[str] | None = None,
+    resume: bool = False,
+    on_episode: Callable[[EpisodeDigest], None] | None = None,
+    backend: Backend = "processes",
+    group_size: int = 1,
+    export_turns: str | os.PathLike[str] | None = None,
+) -> RunResult:
+    """Play every cell of `grid`; write the logs to `out` (JSONL) in grid order if given.
+
+    `backend="processes"` plays in this process, or in `jobs` worker processes when jobs > 1;
+    `backend="ray"` plays every episode as part of a Ray task, `jobs` tasks at a time (needs
+    Ray); `backend="served"` keeps `jobs` episodes in flight in this process, for seats that await
+    a model (an `AsyncPolicy`), and alone plays `group_size` rollouts per cell and writes the turn
+    records to `export_turns` (a `RolloutResult`, see `run_rollouts`). `on_episode` is called in
+    grid order with the digest of every episode, resumed ones included (progress bars). Without
+    `resume` an existing `out` is overwritten. Two runs cannot write one file at once.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend == "served":
+        return run_rollouts(
+            grid,
+            scientist,
+            lab_manager,
+            settings=settings,
+            concurrency=jobs,
+            group_size=group_size,
+            out=out,
+            resume=resume,
+            export_turns=export_turns,
+            on_episode=on_episode,
+        )
+    if group_size != 1 or export_turns is not None:
+        raise ValueError("group_size, export_turns: rollout groups and turn records need backend='served'")
+    return _run_policies(
+        grid,
+        scientist,
+        lab_manager,
+        settings,
+        jobs,
+        out,
+        resume,
+        on_episode,
+        backend,
+    )
+
+
+def _policies(factory: SeatFactory, seat: str) -> tuple[PolicyFactory, str]:
+    """`factory` and its seat's name, refused by seat when its moves are awaited (only `served`
+    awaits them)."""
+    built = factory()
+    if inspect.iscoroutinefunction(built.act):
+        raise ValueError(f"{seat}: a seat that awaits its moves needs backend='served'")
+    return cast(PolicyFactory, factory), built.name
+
+
+def _run_policies(
+    grid: Grid,
+    scientist_seat: SeatFactory,
+    lab_manager_seat: SeatFactory,
+    settings: Settings | None,
+    jobs: int,
+    out: str | os.PathLike[str] | None,
+    resume: bool,
+    on_episode: Callable[[EpisodeDigest], None] | None,
+    backend: Backend,
+) -> RunResult:
+    """`run_grid` for seats whose moves come at once: this process, worker processes or Ray."""
+    settings = settings or Settings()
+    check_positive_int("jobs", jobs)
+    if resume and out is None:
+        raise ValueError("resume: needs an output file")
+    cells = grid.cells()
+    scientist, scientist_name = _policies(scientist_seat, "scientist")
+    lab_manager, lab_manager_name = _policies(lab_manager_seat, "lab_manager")
+    names = scientist_name, lab_manager_name
+    ids = [episode_id(cell, *names) for cell in cells]
+    resumed_logs: list[EpisodeLog] = []
+    digests: list[EpisodeDigest] = []
+    episodes: list[EpisodeLog | str] = []
+    totals: dict[str, float] = {}
+    ready: dict[int, Outcome] = {}
+    with ExitStack() as stack:
+        handle = None
+        if out is not None:
+            handle = open_log(Path(out), stack)
+            if resume:
+                resumed_logs = logged_episodes(Path(out), handle, ids, settings)
+            else:
+                handle.truncate(0)
+        resumed = len(resumed_logs)
+        for log in resumed_logs:
+            digests.append(digest(log))
+            episodes.append(log)
+            if on_episode is not None:
+                on_episode(digests[-1])
+        todo = list(enumerate(cells))[resumed:]
+        setup: WorkerSetup = (
+            scientist,
+            lab_manager,
+            settings,
+            tuple(get_template(name) for name in grid.templates),
+        )
+        played: Iterator[Outcome]
+        if backend == "ray":
+            from replicalab.baselines.evaluation.ray_backend import ray_outcomes  # Ray is optional
+
+            played = stack.enter_context(closing(ray_outcomes(todo, setup, jobs)))  # cancels on error
+        elif jobs > 1 and len(todo) > 1:
+            pool = stack.enter_context(
+                ProcessPoolExecutor(max_workers=jobs, initializer=init_pool_worker, initargs=setup)
+            )
+            stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # on error: stop soon
+            played = outcomes(todo, pool, jobs)
+        else:
+            init_worker(scientist, lab_manager, settings)
+            played = outcomes(todo, None, jobs)
+        for outcome in played:
+            ready[outcome[0]] = outcome
+            while len(digests) in ready:  # write in grid order only
+                _, stats, summary, episode = ready.pop(len(digests))
+                if handle is not None:
+                    line = episode if isinstance(episode, str) else episode.model_dump_json()
+                    handle.write(line.encode("utf-8") + b"\n")
+                    handle.flush()
+                digests.append(summary)
+                episodes.append(episode)
+                for key, value in stats.items():
+                    totals[key] = totals.get(key, 0.0) + value
+                if on_episode is not None:
+                    on_episode(summary)
+    return RunResult(digests=digests, stats=totals, resumed=resumed, _episodes=episodes)

@@ -1,0 +1,1 @@
+"""The chat backend: any OpenAI-compatible server as the model behind a seat."""

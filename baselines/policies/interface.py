@@ -1,0 +1,55 @@
+"""The one interface every seat implements, Scientist or Lab Manager, whatever plays it.
+
+A seat reads the `Episode` it plays in and returns its move: a `ScientistAction`, a
+`LabManagerAction`, raw model text (the episode parses it and records a parser error as a
+refused move), or an `ActionError` for a move it could not make (recorded as refused too). A
+`Policy` returns its move at once; an `AsyncPolicy` awaits it (a served model's reply). `Seat`
+names either; every runner backend takes a `SeatFactory` per seat. `reset(seed)` and `stats()`
+are optional: the runner calls `reset` before each episode and sums the counters `stats` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol, runtime_checkable
+
+from replicalab.episode import ActionError, Episode
+from replicalab.models import LabManagerAction, ScientistAction
+
+Move = ScientistAction | LabManagerAction | ActionError | str
+"""What a policy returns; a string is model text for the episode's parser, an `ActionError` a
+move the policy could not make (the episode records it as refused)."""
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """One seat at the table. Optional methods: `reset(seed: int)`, `stats() -> dict`."""
+
+    name: str  # tags the episode id in logs, e.g. "baseline"
+
+    def act(self, episode: Episode) -> Move: ...
+
+
+class AsyncPolicy(Protocol):
+    """A seat whose moves take time (a model call): `act` is a coroutine."""
+
+    name: str
+
+    def act(self, episode: Episode) -> Awaitable[Move]: ...
+
+
+Seat = Policy | AsyncPolicy
+SeatFactory = Callable[[], Seat]
+
+
+def reset_policy(policy: Policy, seed: int) -> None:
+    """Call the policy's optional `reset(seed)`."""
+    reset = getattr(policy, "reset", None)
+    if callable(reset):
+        reset(seed)
+
+
+def policy_stats(policy: Policy) -> dict[str, float]:
+    """The policy's optional `stats()`, or nothing."""
+    stats = getattr(policy, "stats", None)
+    return dict(stats()) if callable(stats) else {}

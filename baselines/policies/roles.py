@@ -1,0 +1,116 @@
+"""What is particular to one seat when a model plays it: its system prompt, its user message for
+the current turn, and its turn (prompt → parse → correct and retry, `replicalab.agents`' loop).
+
+The same roles serve a model behind a blocking `GenerateFn` (`seats.LLMScientist`,
+`seats.LLMLabManager`) and a served chat model (`chat.ChatPolicy`), so a seat's prompts and
+retry loop are written once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Protocol
+
+from replicalab.agents import (
+    GenerateFn,
+    RetryMetadata,
+    ScientistOutputParseError,
+    build_scientist_system_prompt,
+    call_scientist_with_retry,
+    format_scientist_observation,
+)
+from replicalab.agents.lab_manager_prompts import (
+    build_lab_manager_system_prompt,
+    call_lab_manager_with_retry,
+    format_lab_manager_observation,
+)
+from replicalab.baselines.policies.interface import Move
+from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode
+from replicalab.models import LabManagerAction, ScientistAction
+from replicalab.scenarios import NormalizedScenarioPack
+
+__all__ = ["ChatRole", "LabManagerRole", "RetryingRole", "ScientistRole"]
+
+
+class ChatRole(Protocol):
+    """What one seat tells a chat model, and how it reads the answers."""
+
+    agent: str  # the seat: "scientist" or "lab_manager"
+
+    def system_prompt(self, scenario: NormalizedScenarioPack) -> str: ...
+
+    def user_message(self, episode: Episode, max_chars: int) -> str:
+        """This turn's observation, in at most `max_chars` characters."""
+        ...
+
+    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        """Ask `generate` for this turn's move (correcting it as the role sees fit) and return
+        the move, or the model's last text when it never parsed (the episode records why)."""
+        ...
+
+
+class RetryingRole(ABC):
+    """What both seats' roles share: the retry budget, and a turn that is the seat's
+    prompt → parse → retry call, or the model's last text when it never parsed."""
+
+    def __init__(self, max_retries: int = 2) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
+        self.max_retries = max_retries
+
+    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
+        try:
+            return self.call(generate, system_prompt, user_message)[0]
+        except ScientistOutputParseError as error:
+            return error.raw_text
+
+    @abstractmethod
+    def system_prompt(self, scenario: NormalizedScenarioPack) -> str: ...
+
+    @abstractmethod
+    def user_message(self, episode: Episode, max_chars: int) -> str:
+        """This turn's observation, in at most `max_chars` characters."""
+
+    @abstractmethod
+    def call(
+        self, generate: GenerateFn, system_prompt: str, user_message: str
+    ) -> tuple[ScientistAction | LabManagerAction, RetryMetadata]:
+        """The seat's parsed move and how the call went; raises `ScientistOutputParseError`
+        when every retry failed to parse."""
+
+
+class ScientistRole(RetryingRole):
+    """The Scientist's prompts and its retry loop (`call_scientist_with_retry`)."""
+
+    agent = SCIENTIST
+
+    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        return build_scientist_system_prompt(scenario)
+
+    def user_message(self, episode: Episode, max_chars: int) -> str:
+        return format_scientist_observation(episode.scientist_observation(), max_chars)
+
+    def call(
+        self, generate: GenerateFn, system_prompt: str, user_message: str
+    ) -> tuple[ScientistAction, RetryMetadata]:
+        result = call_scientist_with_retry(generate, system_prompt, user_message, self.max_retries)
+        return result.action, result.metadata
+
+
+class LabManagerRole(RetryingRole):
+    """The Lab Manager's prompts (shown the grounded check each turn) and its retry loop
+    (`call_lab_manager_with_retry`)."""
+
+    agent = LAB_MANAGER
+
+    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        return build_lab_manager_system_prompt(scenario)
+
+    def user_message(self, episode: Episode, max_chars: int) -> str:
+        return format_lab_manager_observation(episode.lab_manager_observation(), max_chars)
+
+    def call(
+        self, generate: GenerateFn, system_prompt: str, user_message: str
+    ) -> tuple[LabManagerAction, RetryMetadata]:
+        result = call_lab_manager_with_retry(generate, system_prompt, user_message, self.max_retries)
+        return result.action, result.metadata
