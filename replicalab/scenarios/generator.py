@@ -5,11 +5,17 @@ case's variants (`study`); the seed varies the lab around it:
 budget, time limit, staff, which catalogue items are stocked, booked or out of stock, and which
 substitutions exist. Difficulty tightens the lab mechanically:
 
-- easy: the paper's own plan fits with slack; every essential item is available.
-- medium: budget and time are cut below the paper's plan; one essential item is unavailable
+- easy: the paper's own plan fits with slack; every essential item is available; the lab
+  charges the classic terms.
+- medium: the budget pays for the study's plan without part of its samples (`BUDGET_SHARE`),
+  at prices drawn around the classic terms (`RATE_RANGE`); one essential item is unavailable
   but has an available allowed substitute.
-- hard: cuts further, down to the smallest plan that still tests the claim; staff is the
-  minimum that plan needs; one or two essential items need a substitution.
+- hard: a smaller share of the samples, at prices above the classic terms; a shorter time
+  limit; one or two essential items need a substitution.
+
+So on medium and hard the study's own plan never fits, the best feasible plan sits on the
+budget's boundary, and where that boundary lies depends on the lab's prices, which the
+Scientist learns by asking or from the quote of a plan it proposed.
 
 Every pack admits a protocol that passes all seven checks: the case's minimal plan with the
 substitutes swapped in (`minimal_protocol`), which the bounds are computed from.

@@ -1,8 +1,7 @@
 """The constraints a pack states, each bound to a check of validation.
 
 By id: c1-c3 the lab's numbers (duration, budget, staff; c3 only where a plan could exceed it);
-from c4 the case's rules (sample size, controls, review, each forbidden practice, and on hard the
-soft sample cap); then s1, s2, ... the lab's safety rules, one hard forbidden practice per
+from c4 the case's rules (sample size, controls, review, each forbidden practice); then s1, s2, ... the lab's safety rules, one hard forbidden practice per
 restricted practice of the template, in the template's order.
 """
 
