@@ -18,11 +18,11 @@ import math
 import statistics
 from collections.abc import Callable
 
-from replicalab.baselines.metrics import EpisodeDigest
-from replicalab.baselines.oracle import OracleScientist
-from replicalab.baselines.policies import Policy
-from replicalab.baselines.probes import BlindScientist, PublicReaderScientist
-from replicalab.baselines.runner import Grid, Settings, run_grid
+from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.policies.interface import Policy
+from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.probes import BlindScientist, PublicReaderScientist
+from replicalab.digest import EpisodeDigest
 from replicalab.scenarios import DIFFICULTIES
 
 FIRST_SEED = 10_000
