@@ -20,7 +20,9 @@ def fake_llm(messages: list[dict[str, str]]) -> str:
     if calls["n"] == 1:
         return "Sure! Here is my plan: {sample_size: 8,}"  # not JSON: the parser says so
     prompt = messages[1]["content"]
-    review = re.search(r'required_review: .*\(term: "(.+?)"\)', messages[0]["content"])
+    system = messages[0]["content"]
+    review = re.search(r'required_review: .*\(term: "(.+?)"\)', system)
+    essential = dict(re.findall(r"^- (.+?) \[(equipment|reagent)\]: available \(essential\)$", system, re.M))
     if "lab_manager (accept)" in prompt or "The revised plan passes every check." in prompt:
         return '```json\n{"action_type": "accept"}\n```'  # accepting adopts a passing suggestion
     plan = {
@@ -29,6 +31,8 @@ def fake_llm(messages: list[dict[str, str]]) -> str:
         "duration_days": 3,
         "technique": "independent re-run of the published method",
         "controls": ["baseline comparison", review.group(1) if review else "independent review"],
+        "required_equipment": [name for name, kind in essential.items() if kind == "equipment"],
+        "required_reagents": [name for name, kind in essential.items() if kind == "reagent"],
         "rationale": "Smallest plan that still tests the claim.",
     }
     return f"My proposal:\n{json.dumps(plan)}"

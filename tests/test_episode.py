@@ -78,8 +78,8 @@ def test_accept_with_consent_is_an_agreement_paid_to_both(template: str, difficu
     assert ep.terminated and not ep.truncated and ep.verdict == "agreement"
     assert ep.final_protocol == good_plan(pack)
     assert ep.breakdown is not None
-    paid = judge_reward(ep.reward_config, ep.breakdown, unused_rounds=4)
-    assert paid > 0 and paid == ep.breakdown.total  # the default preset prices bonuses as the judge
+    paid = judge_reward(ep.reward_config, ep.breakdown, unused_rounds=3)  # six rounds, three free
+    assert paid > 0 and paid == pytest.approx(ep.breakdown.total, abs=1e-12)  # priced as the judge does
     assert outcome.components[SCIENTIST]["judge"] == outcome.components[LAB_MANAGER]["judge"] == paid
     assert outcome.rewards[SCIENTIST] == outcome.rewards[LAB_MANAGER] == paid
     log = ep.to_log()
@@ -118,7 +118,16 @@ def test_accept_after_reject_ends_without_consent() -> None:
 
 
 def test_accepting_the_grounded_suggestion_adopts_it() -> None:
-    long_plan = good_plan(PACK).model_copy(update={"duration_days": 400})  # the suggestion fixes it
+    good = good_plan(PACK)
+    booked = next(r.name for r in PACK.resources if r.essential and not r.available)
+    swapped = PACK.substitutes[booked.lower()][0]
+    field = (
+        "required_equipment"
+        if booked in PACK.lab_manager_observation.equipment_booked
+        else "required_reagents"
+    )
+    # the unavailable original instead of the lab's substitute: the suggestion swaps it back
+    long_plan = good.model_copy(update={field: [booked if n == swapped else n for n in getattr(good, field)]})
     ep = new()
     ep.step(propose(long_plan))
     reply = grounded_lab_response(ep)

@@ -372,7 +372,11 @@ def test_efficiency_bonus_only_for_feasible_plans() -> None:
     pack = generate_scenario(9, "finance_trading", "hard")
     good = good_plan(pack)
     b = build_reward_breakdown(good, pack, rounds_used=2, max_rounds=6)
-    assert b.bonuses["efficiency"] == pytest.approx(4 * EFFICIENCY_BONUS)
+    assert b.bonuses["efficiency"] == pytest.approx(3 * EFFICIENCY_BONUS)  # three rounds are free
+    asked = build_reward_breakdown(good, pack, rounds_used=3, max_rounds=6)
+    assert asked.bonuses["efficiency"] == b.bonuses["efficiency"]  # a question costs no bonus
+    one_more = build_reward_breakdown(good, pack, rounds_used=4, max_rounds=6)
+    assert one_more.bonuses["efficiency"] == pytest.approx(2 * EFFICIENCY_BONUS)
     all_used = build_reward_breakdown(good, pack, rounds_used=6, max_rounds=6)
     assert "efficiency" not in all_used.bonuses
     late = good.model_copy(update={"duration_days": pack.lab.time_limit_days + 1})

@@ -297,9 +297,9 @@ def test_bad_arguments_are_named(stub: StubServer) -> None:
 
 def test_the_prompt_budget_bounds_every_user_message(stub: StubServer) -> None:
     stub.script = flaky_script
-    run_rollouts(Grid.of(["ml_benchmark"], ["hard"], 2), chat(stub, prompt_chars=2_500), concurrency=2)
+    run_rollouts(Grid.of(["ml_benchmark"], ["hard"], 2), chat(stub, prompt_chars=2_000), concurrency=2)
     prompts = [r["messages"][1]["content"] for r in stub.requests]
-    assert max(map(len, prompts)) <= 2_500 < max(len(r["messages"][0]["content"]) for r in stub.requests)
+    assert max(map(len, prompts)) <= 2_000 < max(len(r["messages"][0]["content"]) for r in stub.requests)
     assert all(
         p.endswith("Respond with exactly one JSON object (a ScientistAction) and nothing else.")
         for p in prompts

@@ -12,7 +12,7 @@ from replicalab.baselines.policies.seats import BaselineScientist, GroundedLabMa
 from replicalab.baselines.training.compare_rewards import compare_rewards
 from replicalab.episode import SCIENTIST
 from replicalab.judge import compute_total_reward
-from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig
+from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig, unused_rounds
 from replicalab.rewards import get_preset
 from tests.test_judge import COMBOS
 
@@ -46,7 +46,7 @@ def test_the_judges_score_is_the_same_under_every_reward_config() -> None:
         default = logs[1]
         b = default.reward_breakdown
         assert b is not None and b.total == compute_total_reward(b)
-        unused = default.max_rounds - default.rounds_used
+        unused = unused_rounds(default.rounds_used, default.max_rounds)
         judge = [log.steps[-1].reward_components[SCIENTIST]["judge"] for log in logs]
         assert judge[1] == judge[2] == pytest.approx(b.total, abs=1e-12)  # priced as the judge does
         assert judge[0] == pytest.approx(b.total - 0.25 * unused, abs=1e-12)  # sparse: no efficiency

@@ -169,7 +169,8 @@ def test_reading_pays_and_remembering_does_not_generalize() -> None:
     remembered = {split: _mean_scores(lambda: memorizer, split) for split in ("train", "test")}
     read = _mean_scores(PublicReaderScientist, "test")
     assert remembered["train"] > baseline["train"] + 2.0  # it knows these papers
-    assert remembered["test"] == pytest.approx(baseline["test"])  # and none of these: the baseline
+    # and none of these: it plans as the baseline (its answers to the Lab Manager differ a little)
+    assert remembered["test"] == pytest.approx(baseline["test"], abs=0.1)
     assert read > remembered["test"] + 4.0
 
 
@@ -215,7 +216,7 @@ def test_the_lab_charges_its_own_rates_and_says_them_when_asked() -> None:
     for seed in range(40):
         pack = generate_scenario(seed, "ml_benchmark", "hard")
         rates = pack.lab.rates
-        assert 10 <= rates.per_sample <= 20 and 50 <= rates.per_day <= 100 and 25 <= rates.per_control <= 50
+        assert 12 <= rates.per_sample <= 24 and 60 <= rates.per_day <= 120 and 30 <= rates.per_control <= 60
         for sub in pack.allowed_substitutions:
             original, alternative = sub.original_key, sub.alternative_key
             if original in rates.item_prices and alternative in rates.item_prices:
@@ -243,7 +244,9 @@ def test_asking_for_prices_fits_the_plan_to_the_lab_s_real_budget() -> None:
     settings = Settings(split="test")
     over: dict[bool, int] = {}
     for ask in (False, True):
-        logs = run_grid(grid, lambda a=ask: PublicReaderScientist(ask=a), settings=settings).logs
+        logs = run_grid(
+            grid, lambda a=ask: PublicReaderScientist("ask" if a else "propose", "adopt"), settings=settings
+        ).logs
         over[ask] = 0
         for log in logs:
             pack = generate_scenario(log.seed, log.template, log.difficulty, "test")
