@@ -49,6 +49,9 @@ def test_configs_are_summarized_over_seeds_by_the_judge_score() -> None:
     assert sparse.curve_mean == Estimate.of([2.0, 10.0 / 3, 8.0 / 3])  # each run's mean over its points
     assert sparse.final == Estimate.of([3.0, 5.0, 4.0])
     assert shaped.test == Estimate.of([6.0, 5.0, 7.0])
+    # paired by seed against the first config: shaped's curve means minus sparse's
+    assert shaped.curve_mean_vs_first == Estimate.of([14 / 3 - 2.0, 16 / 3 - 10 / 3, 5.0 - 8 / 3])
+    assert math.isnan(sparse.curve_mean_vs_first.mean)
     bands = curve_bands(RUNS)
     assert [step for step, _ in bands["shaped"]] == [100, 200, 300]
     first, last = bands["shaped"][0][1], bands["shaped"][-1][1]

@@ -3,6 +3,7 @@ MaskablePPO trained under each."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -245,7 +246,16 @@ def _final_scores_table(summaries: Sequence[ConfigSummary], title: str) -> Table
         title_justify="left",
         header_style="bold",
     )
-    for column in ("reward config", "seeds", "curve mean (validation)", "final (validation)", "test"):
+    first = summaries[0].reward_config if summaries else ""
+    columns = (
+        "reward config",
+        "seeds",
+        "curve mean (validation)",
+        "final (validation)",
+        "test",
+        f"curve mean − {first}",
+    )
+    for column in columns:
         table.add_column(column, justify="left" if column == "reward config" else "right")
     for row in summaries:
         table.add_row(
@@ -254,5 +264,6 @@ def _final_scores_table(summaries: Sequence[ConfigSummary], title: str) -> Table
             report.estimate(row.curve_mean),
             report.estimate(row.final),
             report.estimate(row.test),
+            "" if math.isnan(row.curve_mean_vs_first.mean) else report.estimate(row.curve_mean_vs_first),
         )
     return table

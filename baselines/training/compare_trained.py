@@ -12,7 +12,10 @@ of the curve the figure shows the mean over seeds and its 95 % band (Student's t
   curve per step, the points being evenly spaced), the measure of how fast a config learns;
 - final: the last point's validation score;
 - test: the final model's mean score on the test split (`eval_seeds` per template and
-  difficulty), the held-out measure of what was learned.
+  difficulty), the held-out measure of what was learned;
+- curve mean − first: the curve mean minus that of the first config's run of the same seed,
+  paired by seed (the seed fixes the initial weights and the scenarios), so a config that
+  learns faster than the first (`sparse` in the usual comparison) shows above 0.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class ConfigSummary:
     curve_mean: Estimate
     final: Estimate
     test: Estimate
+    curve_mean_vs_first: Estimate  # paired by seed; NaN for the first config itself
 
 
 def run_folder(out_dir: Path, reward_config: str, seed: int) -> Path:
@@ -106,16 +110,26 @@ def summarize_runs(runs: Sequence[TrainedRun]) -> list[ConfigSummary]:
     by_config: dict[str, list[TrainedRun]] = {}
     for run in runs:
         by_config.setdefault(run.reward_config, []).append(run)
-    return [
-        ConfigSummary(
-            reward_config=name,
-            seeds=len(group),
-            curve_mean=Estimate.of([statistics.fmean(p.judge_score for p in run.curve) for run in group]),
-            final=Estimate.of([run.curve[-1].judge_score for run in group]),
-            test=Estimate.of([run.test_score for run in group]),
-        )
+    curve_means = {
+        name: {run.seed: statistics.fmean(p.judge_score for p in run.curve) for run in group}
         for name, group in by_config.items()
-    ]
+    }
+    first = curve_means[next(iter(curve_means))]
+    summaries = []
+    for index, (name, group) in enumerate(by_config.items()):
+        own = curve_means[name]
+        paired = [own[seed] - first[seed] for seed in own if seed in first]
+        summaries.append(
+            ConfigSummary(
+                reward_config=name,
+                seeds=len(group),
+                curve_mean=Estimate.of(list(own.values())),
+                final=Estimate.of([run.curve[-1].judge_score for run in group]),
+                test=Estimate.of([run.test_score for run in group]),
+                curve_mean_vs_first=Estimate.of(paired) if index else Estimate(math.nan, math.nan),
+            )
+        )
+    return summaries
 
 
 def curve_bands(runs: Sequence[TrainedRun]) -> dict[str, list[tuple[int, Estimate]]]:
@@ -148,7 +162,7 @@ def write_summaries(summaries: Sequence[ConfigSummary], path: Path) -> None:
     """The table, with each estimate's mean and 95 % half-width (empty for a single seed)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        measures = ("curve_mean", "final", "test")
+        measures = ("curve_mean", "final", "test", "curve_mean_vs_first")
         writer.writerow(
             ["reward_config", "seeds", *(f"{m}_{part}" for m in measures for part in ("mean", "ci95"))]
         )
