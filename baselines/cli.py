@@ -53,6 +53,7 @@ from replicalab.baselines.oracle import OracleScientist
 from replicalab.baselines.policies import SCIENTISTS, GroundedLabManager, LLMLabManager, LLMScientist
 from replicalab.baselines.rollouts import RolloutResult, SeatFactory, run_rollouts, usage_path
 from replicalab.baselines.runner import BACKENDS, Backend, Grid, PolicyFactory, RunResult, Settings, run_grid
+from replicalab.baselines.server.cli import serve
 from replicalab.baselines.structured_policy import import_callable, structured_factory
 from replicalab.baselines.train import CurvePoint, TrainConfig, train
 from replicalab.episode import MIN_ROUNDS
@@ -75,6 +76,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
+
+app.command()(serve)
 
 _USAGE = 2  # exit code for a bad option value
 _REFRESH_S = 0.1  # progress bar redraw interval
