@@ -71,3 +71,9 @@ def serve(
     except (ValidationError, TypeError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from None
     uvicorn.Server(uvicorn_config(create_app(settings), settings, host, port)).run()
+
+
+if (
+    __name__ == "__main__"
+):  # `python -m replicalab.baselines.server.cli`: the server without the CLI's imports
+    typer.run(serve)
