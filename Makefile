@@ -32,7 +32,7 @@ venv: $(READY)
 EXTRAS := $(VENV)/extras
 $(EXTRAS): $(READY)
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train,rllib]'
+	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train,rllib,server]'
 	touch $@
 
 extras: $(EXTRAS)

@@ -21,8 +21,9 @@ MODULES = (
     "bench_scaling",
     "bench_llm",
     "bench_ray",
+    "bench_server",
 )
-NEEDS = {"bench_ray": "ray"}
+NEEDS = {"bench_ray": "ray", "bench_server": "openenv"}
 """A benchmark of an optional extra runs where its package is installed."""
 
 

@@ -27,6 +27,7 @@ from replicalab.baselines.cli.compare_rewards import compare_rewards_command
 from replicalab.baselines.cli.evaluate import evaluate
 from replicalab.baselines.cli.replay import replay
 from replicalab.baselines.cli.scenarios import scenarios
+from replicalab.baselines.cli.serve import serve
 from replicalab.baselines.cli.train import train_command
 
 app = typer.Typer(
@@ -60,3 +61,4 @@ app.command(context_settings={"ignore_unknown_options": True})(replay)
 app.command()(scenarios)
 app.command("train")(train_command)
 app.command("compare-rewards")(compare_rewards_command)
+app.command()(serve)
