@@ -36,7 +36,7 @@ from tests.openai_stub import (
     malformed,
     serve,
 )
-from tests.test_runner import LLM, SMALL, flaky_model
+from tests.scripted_models import LLM, SMALL, flaky_model
 
 GRID = Grid.of(["ml_benchmark", "math_reasoning"], ["easy", "hard"], 2)  # 8 cells
 

@@ -20,7 +20,7 @@ from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
 from replicalab.baselines.training.records import TurnRecord
 from tests.openai_stub import Reply, StubServer, completion, fault, serve
-from tests.test_runner import flaky_model
+from tests.scripted_models import flaky_model
 
 GRID = Grid.of(["ml_benchmark", "finance_trading"], ["medium"], 2)
 KEYS = list(TurnRecord.model_fields)
