@@ -18,12 +18,6 @@ from replicalab.baselines.policies.seats import RandomScientist
 TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2"]
 
 
-@pytest.fixture()
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("COLUMNS", "200")  # keep table rows on one line
-    return CliRunner()
-
-
 def _ok(runner: CliRunner, *args: str) -> str:
     result = runner.invoke(app, list(args))
     assert result.exit_code == 0, result.output

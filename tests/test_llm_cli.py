@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,9 @@ pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pi
 from replicalab.baselines.cli import app
 from replicalab.models import EpisodeLog
 from tests.docs_pages import page
-from tests.openai_stub import Reply, StubServer, fault, scripted_scientist, serve
+from tests.openai_stub import Reply, StubServer, fault, scripted_scientist
 
 CELLS = ["-t", "math_reasoning", "-d", "easy", "--seeds", "2"]
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with serve() as server:
-        yield server
 
 
 def evaluate(stub: StubServer, *args: str) -> Any:
