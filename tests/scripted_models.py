@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import functools
-import json
 import re
 
-from replicalab.baselines.evaluation.runner import (
-    Grid,
-)
-from replicalab.baselines.policies.seats import (
-    LLMScientist,
-)
+from replicalab.baselines.evaluation.runner import Grid
+from replicalab.baselines.policies.seats import LLMScientist
+from tests.openai_stub import PROPOSAL
 
 ROUND = re.compile(r"Round (\d+) of \d+")
-
-PROPOSAL = json.dumps(
-    {
-        "action_type": "propose_protocol",
-        "sample_size": 5,
-        "technique": "direct replication",
-        "duration_days": 3,
-        "controls": ["baseline comparison"],
-        "rationale": "scripted plan",
-    }
-)
 
 
 def flaky_model(messages: list[dict[str, str]]) -> str:

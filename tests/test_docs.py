@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
+from replicalab.envs import features
 from tests.docs_pages import DOCS, blocks, page
 from tests.processes import REPO_ROOT
 
@@ -127,3 +128,9 @@ def test_every_command_runs_in_order(name: str, tmp_path: Path, monkeypatch: pyt
         result = CliRunner(env={"COLUMNS": "200"}).invoke(app, words[1:])
         assert result.exit_code == 0, (line, result.output)
         assert result.stdout.strip(), line
+
+
+def test_the_features_page_holds_the_layout_the_module_documents() -> None:
+    rows = [line for line in (features.__doc__ or "").splitlines() if line.startswith("| `")]
+    shown = [line for line in page("observation-features.md").splitlines() if line.startswith("| `")]
+    assert rows and shown == rows
