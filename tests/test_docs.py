@@ -1,5 +1,5 @@
 """Every docs page does what it shows: each Python snippet and each `replicalab` command of
-docs/*.md runs here (on a small grid where the page's numbers would take minutes), or in the test
+docs/*.md and the README runs here (on a small grid where the page's numbers would take minutes), or in the test
 named beside it, which runs it against what it needs (a trainer, Ray, a loopback model server).
 The README links every page."""
 
@@ -19,6 +19,7 @@ from tests.docs_pages import DOCS, blocks, page
 from tests.processes import REPO_ROOT
 
 PAGES = sorted(path.name for path in DOCS.glob("*.md"))
+SHOWN = [*PAGES, "README.md"]  # the pages whose snippets and commands run here
 
 # Snippets and commands another test runs; the key is the page and a piece of the snippet.
 RUN_ELSEWHERE = {
@@ -55,7 +56,7 @@ def _elsewhere(name: str, text: str) -> str | None:
 def _snippets() -> list[object]:
     """(page, index) of every Python snippet; importing a trainer's extra takes tens of seconds."""
     params = []
-    for name in PAGES:
+    for name in SHOWN:
         for i, snippet in enumerate(blocks(page(name), "python")):
             heavy = any(where == name and piece in snippet for where, piece in IMPORTS_ONLY)
             params.append(pytest.param(name, i, marks=[pytest.mark.slow] if heavy else []))
@@ -68,7 +69,7 @@ def _commands(name: str) -> list[str]:
 
 
 def test_every_line_of_a_bash_block_is_a_command_or_an_install() -> None:
-    for name in PAGES:
+    for name in SHOWN:
         for line in _commands(name):
             assert line.startswith("replicalab "), (name, line)
 
@@ -114,7 +115,7 @@ def _shortened(words: list[str]) -> list[str]:
     return kept + SMALL_GRID
 
 
-@pytest.mark.parametrize("name", [name for name in PAGES if _commands(name)])
+@pytest.mark.parametrize("name", [name for name in SHOWN if _commands(name)])
 def test_every_command_runs_in_order(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
