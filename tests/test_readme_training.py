@@ -33,6 +33,7 @@ def test_the_install_puts_the_cpu_torch_before_the_extra() -> None:
     assert torch < extra and "whl/cpu" in install[torch]
 
 
+@pytest.mark.slow
 def test_the_python_trains_and_saves_a_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     (block,) = blocks(SECTION, "python")
@@ -42,6 +43,7 @@ def test_the_python_trains_and_saves_a_model(tmp_path: Path, monkeypatch: pytest
     assert (tmp_path / "ppo_scientist.zip").is_file()
 
 
+@pytest.mark.slow
 def test_the_commands_run_in_order_from_training_to_evaluation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -83,6 +83,7 @@ def _play(api: str, modules: dict[str, MaskedPPOModule], seed: int) -> tuple[dic
     return got, env.get_sub_environments.episode.to_log(), checked
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("api", ["aec", "parallel"])
 def test_ppo_trains_both_seats_and_the_trained_modules_respect_the_mask(api: str) -> None:
     algo = ppo_config(api, ENV_CONFIG, batch_size=256, minibatch_size=64, epochs=1).build_algo()  # type: ignore[arg-type]
@@ -159,6 +160,7 @@ def test_text_mode_is_refused_with_the_reason() -> None:
         make_env("aec", {"action_mode": "text"})
 
 
+@pytest.mark.slow
 def test_the_readme_installs_the_cpu_torch_first_and_its_python_trains_both_seats() -> None:
     section = page("rllib.md")
     install = blocks(section, "bash")[0].splitlines()
