@@ -29,6 +29,7 @@ def test_text_mode_has_no_component_masks() -> None:
         env.unwrapped.action_masks()  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_maskable_ppo_trains_on_the_env_with_no_glue() -> None:
     sb3_contrib = pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     env = gym.make("ReplicaLab/Scientist-v0")

@@ -21,8 +21,7 @@ from replicalab.episode import (
 )
 from replicalab.models import EpisodeLog, LabManagerAction, LabManagerActionType, Protocol
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, NormalizedScenarioPack, generate_scenario
-from tests.test_episode import ACCEPT, PACK, bad_plan, new, propose, stance
-from tests.test_judge import good_plan
+from tests.plans import ACCEPT, PACK, bad_plan, good_plan, new, propose, stance
 
 SHARED_OUTCOME = {"judge", "no_agreement"}  # what both agents get at the end of a cooperative game
 

@@ -170,3 +170,14 @@ def test_no_function_of_the_command_line_runs_over_60_lines() -> None:
                     if length > 60:
                         long[f"{name}.{node.name}"] = length
     assert long == {}
+
+
+def test_no_test_module_imports_another() -> None:
+    tests = Path(__file__).resolve().parent
+    offenders = {}
+    for path in sorted(tests.glob("*.py")):
+        found = _imports(path, set())
+        pulled = sorted(name for name in found if name.startswith("tests.test_"))
+        if pulled:
+            offenders[path.name] = pulled
+    assert offenders == {}

@@ -11,17 +11,12 @@ import matplotlib.image
 import pytest
 from typer.testing import CliRunner
 
+import replicalab
 from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.seats import RandomScientist
 
 TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2"]
-
-
-@pytest.fixture()
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("COLUMNS", "200")  # keep table rows on one line
-    return CliRunner()
 
 
 def _ok(runner: CliRunner, *args: str) -> str:
@@ -220,3 +215,9 @@ def test_compare_rewards_writes_a_table_and_a_png(runner: CliRunner, tmp_path: P
     for preset in ("sparse", "default", "potential"):
         assert _row(out, preset)[0] == preset
     assert str(png) in out.replace("\n", "")
+
+
+def test_the_version_option_prints_the_package_version(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"replicalab {replicalab.__version__}"

@@ -18,11 +18,6 @@ TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2", "--no-oracle"]
 ONE = ["-t", "math_reasoning", "-d", "easy", "--seeds", "1"]
 
 
-@pytest.fixture()
-def runner() -> CliRunner:
-    return CliRunner(env={"COLUMNS": "200"})
-
-
 def _ok(runner: CliRunner, *args: str) -> str:
     result = runner.invoke(app, list(args))
     assert result.exit_code == 0, result.output

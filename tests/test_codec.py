@@ -27,8 +27,7 @@ from replicalab.envs.spaces import (
 from replicalab.episode import LAB_MANAGER_ACTION_TYPES, ActionError, Episode
 from replicalab.models import LabManagerAction, ScientistAction
 from replicalab.scenarios import generate_scenario
-from tests.test_episode import ACCEPT, ASK_BUDGET, bad_plan, propose
-from tests.test_judge import COMBOS, good_plan
+from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, bad_plan, good_plan, propose
 
 SEEDS = (0, 1, 2)
 SAMPLES = 8

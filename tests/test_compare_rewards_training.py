@@ -103,6 +103,7 @@ def test_options_of_the_other_mode_are_refused_by_name(
     assert not (tmp_path / "out").exists()  # refused before anything is written
 
 
+@pytest.mark.slow
 def test_a_smoke_comparison_trains_every_config_and_seed(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     stepped = tmp_path / "stepped.json"

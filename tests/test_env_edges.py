@@ -18,8 +18,7 @@ from replicalab.envs import replicalab_v0
 from replicalab.episode import LAB_MANAGER, SCIENTIST
 from replicalab.models import EpisodeLog, ScientistAction, ScientistActionType
 from replicalab.scenarios import generate_scenario
-from tests.test_episode import PACK, propose
-from tests.test_judge import good_plan
+from tests.plans import PACK, good_plan, propose
 
 
 def _aec(**kwargs: Any) -> replicalab_v0.raw_env:

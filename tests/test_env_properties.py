@@ -23,35 +23,13 @@ from replicalab.envs.spaces import QUESTIONS, SCIENTIST_NVEC
 from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, EpisodeOverError
 from replicalab.models import FEASIBILITY_DIMENSIONS, EpisodeLog, LabManagerAction, ScientistAction
 from replicalab.scenarios import NormalizedScenarioPack
-from tests.test_episode import ACCEPT, ASK_BUDGET, PACK, propose
-from tests.test_judge import COMBOS, good_plan
+from tests.model_text import FIELDS, MODEL_TEXT, VALUES
+from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, PACK, good_plan, propose
 
 PARSER_CODES = {"no_json", "invalid_json", "invalid_action"}
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # --------------------------------------------------------------------------- text mode
-
-_FIELDS = [*ScientistAction.model_fields, "confidence"]  # every field, and one the model lacks
-_VALUES = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-3, 10**20),
-    st.floats(),
-    st.text(max_size=30),
-    st.sampled_from(["propose_protocol", "revise_protocol", "request_info", "accept", "fly"]),
-    st.lists(st.text(max_size=12), max_size=3),
-)
-_MOVES = st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=7).map(json.dumps)
-_ODD_TEXT = st.text(st.characters(categories=["Cs", "Cc", "Ll", "Ps", "Pe", "Po"]), max_size=60)
-MODEL_TEXT = st.one_of(
-    st.text(max_size=400),
-    _ODD_TEXT,  # lone surrogates and control characters included
-    st.tuples(_ODD_TEXT, _MOVES).map(lambda pair: pair[1].replace('"', '"' + pair[0], 1)),
-    _MOVES,
-    st.tuples(st.text(max_size=40), _MOVES, st.text(max_size=40)).map("".join),
-    st.tuples(_MOVES, st.integers(0, 60)).map(lambda pair: pair[0][: pair[1]]),  # cut short
-    _MOVES.map(lambda move: f"Here is my plan:\n```json\n{move}\n```"),
-)
 
 
 def _text_env() -> replicalab_v0.raw_env:
@@ -152,7 +130,7 @@ ANY_ACTION = st.one_of(
     st.floats(),
     st.text(max_size=80),
     MODEL_TEXT,
-    st.dictionaries(st.sampled_from(_FIELDS), _VALUES, max_size=5),
+    st.dictionaries(st.sampled_from(FIELDS), VALUES, max_size=5),
     st.sampled_from(_PYDANTIC),
     st.sampled_from(_PYDANTIC).map(lambda a: a.model_dump()),
     st.integers(0, 2**32).map(

@@ -20,48 +20,12 @@ from replicalab.models import (
     EpisodeLog,
     LabManagerAction,
     LabManagerActionType,
-    Protocol,
     ScientistAction,
     ScientistActionType,
 )
 from replicalab.rewards import get_preset, judge_reward
-from replicalab.scenarios import NormalizedScenarioPack, generate_scenario
-from tests.test_judge import COMBOS, good_plan
-
-PACK = generate_scenario(5, "ml_benchmark", "medium")
-ACCEPT = ScientistAction(action_type=ScientistActionType.ACCEPT)
-ASK_BUDGET = ScientistAction(
-    action_type=ScientistActionType.REQUEST_INFO, questions=["What budget is available?"]
-)
-
-
-def propose(protocol: Protocol, kind: str = "propose_protocol") -> ScientistAction:
-    return ScientistAction(action_type=ScientistActionType(kind), **protocol.model_dump(), questions=[])
-
-
-def bad_plan(pack: NormalizedScenarioPack) -> Protocol:
-    """A plan the grounded Lab Manager objects to (too few samples, far too long)."""
-    return good_plan(pack).model_copy(update={"sample_size": 1, "duration_days": 400})
-
-
-def stance(
-    episode: Episode, kind: LabManagerActionType, *, lie: bool = False, suggested: Protocol | None = None
-) -> LabManagerAction:
-    """A Lab Manager move with the grounded flags (all True when `lie`) and the given stance."""
-    check = episode.check
-    flags = {f"{dim}_ok": lie or check is None or getattr(check, dim).ok for dim in FEASIBILITY_DIMENSIONS}
-    return LabManagerAction(
-        action_type=kind,
-        feasible=all(flags.values()),
-        **flags,
-        suggested_protocol=suggested,
-        explanation=f"{kind.value} by a test",
-    )
-
-
-def new(pack: NormalizedScenarioPack = PACK, **kwargs: object) -> Episode:
-    return Episode(pack, **kwargs)  # type: ignore[arg-type]
-
+from replicalab.scenarios import generate_scenario
+from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, PACK, bad_plan, good_plan, new, propose, stance
 
 # --------------------------------------------------------------------------- agreement
 

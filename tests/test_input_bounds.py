@@ -36,9 +36,7 @@ from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, NormalizedScen
 from replicalab.scenarios.io import load_pack, save_pack
 from replicalab.scenarios.registry import get_template, register_template_file
 from replicalab.scenarios.types import LabFacts, PaperCase
-from tests.test_episode import ASK_BUDGET, PACK, new, propose, stance
-from tests.test_judge import good_plan
-from tests.test_models import assert_rejected
+from tests.plans import ASK_BUDGET, PACK, assert_rejected, good_plan, new, propose, stance
 
 
 def assert_rejected_by(build: Any, field: str) -> None:

@@ -26,11 +26,10 @@ from replicalab.judge import (
 )
 from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import Protocol, RewardBreakdown
-from replicalab.scenarios import generate_scenario, get_template, minimal_protocol
+from replicalab.scenarios import generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack
+from tests.plans import COMBOS, good_plan, random_protocol, visible_texts
 
-TEMPLATES = ("math_reasoning", "ml_benchmark", "finance_trading")
-COMBOS = [(t, d) for t in TEMPLATES for d in ("easy", "medium", "hard")]
 AXES = ("rigor", "feasibility", "fidelity", "parsimony")
 
 
@@ -42,64 +41,8 @@ def _total(protocol: Protocol, pack: NormalizedScenarioPack) -> float:
     return compute_total_reward(build_reward_breakdown(protocol, pack))
 
 
-def visible_texts(pack: NormalizedScenarioPack) -> list[str]:
-    """Every text the Scientist can see in its first observation."""
-    obs = pack.scientist_observation
-    paper = obs.paper
-    texts = [paper.title, paper.hypothesis, paper.method, paper.key_finding, obs.experiment_goal]
-    texts += [c.description for c in obs.constraints]
-    texts += [r.name for r in obs.resources]
-    texts += [f"{s.original} {s.alternative} {s.condition} {s.tradeoff}" for s in obs.substitutions]
-    return texts
-
-
-def good_plan(pack: NormalizedScenarioPack) -> Protocol:
-    """The case's minimal feasible plan, enriched with the hidden reference's elements."""
-    case = next(c for c in get_template(pack.template).cases if c.case_id == pack.case_id)
-    swaps = {
-        item.name: pack.substitutes[item.name.lower()][0]
-        for item in pack.resources
-        if item.essential and not item.available
-    }
-    plan = minimal_protocol(case, pack.difficulty, swaps, pack.hidden_reference_spec)
-    rationale = "; ".join(pack.hidden_reference_spec.required_elements)
-    return plan.model_copy(update={"rationale": rationale})
-
-
 def baseline_plan(pack: NormalizedScenarioPack) -> Protocol:
     return build_baseline_scientist_action(pack.scientist_observation).to_protocol()
-
-
-def random_protocol(pack: NormalizedScenarioPack, rng: np.random.Generator) -> Protocol:
-    """A protocol mixing sensible and junk parts, duplicates and padding included."""
-    texts = visible_texts(pack)
-    vocabulary = " ".join([*texts, *pack.hidden_reference_spec.required_elements]).split()
-    reviews = [c.term for c in pack.constraints if c.kind == "required_review" and c.term]
-    control_pool = [
-        *reviews,
-        "baseline comparison",
-        "Baseline  comparison",
-        "the baseline",
-        *pack.hidden_reference_spec.required_elements,
-        "of the",
-        texts[2],
-    ]
-    item_pool = [r.name for r in pack.resources] + ["unicorn centrifuge", "quantum abacus"]
-    technique_pool = ["", pack.paper.method, " ".join(pack.paper.method.split()[:6]), "guess"]
-
-    def pick(pool: list[str], most: int) -> list[str]:
-        return [pool[i] for i in rng.integers(0, len(pool), int(rng.integers(0, most + 1)))]
-
-    limit = pack.lab.time_limit_days
-    return Protocol(
-        sample_size=int(rng.integers(0, 80)),
-        controls=pick(control_pool, 7),
-        technique=technique_pool[int(rng.integers(0, len(technique_pool)))],
-        duration_days=int(rng.integers(0, limit + 6)),
-        required_equipment=pick(item_pool, 4),
-        required_reagents=pick(item_pool, 3),
-        rationale=" ".join(pick(vocabulary, 250)),
-    )
 
 
 def packs(seeds: int) -> Iterator[tuple[NormalizedScenarioPack, np.random.Generator]]:

@@ -29,7 +29,7 @@ from replicalab.models import FLAG_FIELDS, EpisodeLog, LabManagerActionType
 from replicalab.parsing import ScientistOutputParseError
 from replicalab.scenarios import DIFFICULTIES, generate_scenario
 from tests.openai_stub import StubServer, completion, scripted_lab_manager, scripted_table, serve
-from tests.test_scientist_policy import with_secret_reference
+from tests.plans import with_secret_reference
 
 CELLS = ["-t", "ml_benchmark", "-d", "hard", "--seeds", "2"]
 

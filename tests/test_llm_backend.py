@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,15 +16,9 @@ pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pi
 
 from replicalab.baselines.llm import backend as llm_backend
 from replicalab.baselines.llm.backend import LLM_ERROR_CODES, BackendConfig, ChatBackend, LLMCallError
-from tests.openai_stub import Reply, StubServer, completion, fault, malformed, serve
+from tests.openai_stub import Reply, StubServer, completion, fault, malformed
 
 MESSAGES = [{"role": "system", "content": "  be brief  "}, {"role": "user", "content": "hello\n"}]
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with serve() as server:
-        yield server
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +16,10 @@ pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pi
 
 from replicalab.baselines.cli import app
 from replicalab.models import EpisodeLog
-from tests.openai_stub import Reply, StubServer, fault, scripted_scientist, serve
+from tests.docs_pages import page
+from tests.openai_stub import Reply, StubServer, fault, scripted_scientist
 
 CELLS = ["-t", "math_reasoning", "-d", "easy", "--seeds", "2"]
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with serve() as server:
-        yield server
 
 
 def evaluate(stub: StubServer, *args: str) -> Any:
@@ -138,12 +132,10 @@ def test_without_openai_the_cli_says_how_to_install_it(monkeypatch: pytest.Monke
     assert "pip install 'replicalab[llm]'" in result.output
 
 
-def test_the_readme_command_runs_against_a_served_model(
+def test_the_docs_command_runs_against_a_served_model(
     stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("\n## LLM agents\n") : readme.index("\n## Speed\n")]
-    (line,) = [line for line in section.splitlines() if line.startswith("replicalab evaluate")]
+    (line,) = [line for line in page("llm-agents.md").splitlines() if line.startswith("replicalab evaluate")]
     words = shlex.split(line.replace("http://localhost:8000/v1", stub.base_url))
     monkeypatch.chdir(tmp_path)
     result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*words[1:], *CELLS])  # a small grid

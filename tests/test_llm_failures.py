@@ -16,7 +16,7 @@ from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Cell, Grid, Settings, play_episode, run_grid
 from replicalab.baselines.policies.seats import GroundedLabManager, LLMScientist
 from replicalab.models import EpisodeLog
-from tests.test_runner import PROPOSAL
+from tests.openai_stub import PROPOSAL
 
 
 class ModelServerDown(Exception):

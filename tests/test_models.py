@@ -39,6 +39,7 @@ from replicalab.models import (
 )
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack
+from tests.plans import assert_rejected
 
 PROPOSING = ("propose_protocol", "revise_protocol")
 FLAG_FIELDS = tuple(f"{dim}_ok" for dim in FEASIBILITY_DIMENSIONS)
@@ -54,22 +55,6 @@ VALID_PROPOSAL: dict[str, Any] = {
 }
 
 # --------------------------------------------------------------------------- helpers
-
-
-def assert_rejected(model: type[BaseModel], field: str, data: dict[str, Any]) -> None:
-    """`model` refuses `data` with an error located at `field` or whose message starts with it.
-
-    The message check matters: pydantic echoes the whole input in `str(error)`, so a plain
-    substring test would pass for any field name that appears in the input.
-    """
-    with pytest.raises(ValidationError) as caught:
-        model.model_validate(data)
-    named = [
-        err
-        for err in caught.value.errors()
-        if field in err["loc"] or err["msg"].startswith(f"Value error, {field}:")
-    ]
-    assert named, f"no error names {field!r}: {caught.value.errors()}"
 
 
 def verdict(action_type: str, *, failing: tuple[str, ...] = (), **extra: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from replicalab.agents.scientist_policy import (
 from replicalab.envs import replicalab_v0
 from replicalab.episode import SCIENTIST
 from replicalab.models import ConversationEntry, ScientistAction, ScientistActionType, ScientistObservation
-from tests.test_episode import PACK
+from tests.plans import PACK
 
 CLOSING = "Respond with exactly one JSON object (a ScientistAction) and nothing else."
 SCHEMA = "ScientistAction keys: action_type, sample_size"

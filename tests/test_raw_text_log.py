@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, coerce_action
 from replicalab.models import MAX_TEXT_CHARS, EpisodeLog, LabManagerAction, ScientistAction, StepRecord
-from tests.test_env_properties import MODEL_TEXT
-from tests.test_episode import ASK_BUDGET, PACK, new
+from tests.model_text import MODEL_TEXT
+from tests.plans import ASK_BUDGET, PACK, new
 
 LONG_TEXT = st.tuples(st.integers(2_001, MAX_TEXT_CHARS + 50), st.sampled_from(["{", "x", " "])).map(
     lambda pair: '{"action_type": "accept", "rationale": "' + pair[1] * pair[0]

@@ -22,7 +22,7 @@ from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.seats import BaselineScientist
 from replicalab.digest import EpisodeDigest
-from tests.test_runner import LLM
+from tests.scripted_models import LLM
 
 pytestmark = pytest.mark.slow
 

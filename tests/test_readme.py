@@ -1,6 +1,6 @@
-"""The README does what it says: "Adding a scenario family" run as written, step by step, in a
-fresh directory and fresh processes; its table of keys names every `TemplateData` field; and the
-quick start shows what `make evaluate` prints."""
+"""The README and the family page do what they say: docs/adding-a-family.md run as written, step
+by step, in a fresh directory and fresh processes; its table of keys names every `TemplateData`
+field; the README's quick start shows what `make evaluate` prints, in at most 150 lines."""
 
 from __future__ import annotations
 
@@ -17,25 +17,13 @@ from typer.testing import CliRunner
 import replicalab.scenarios.registry as registry
 from replicalab.baselines.cli import app
 from replicalab.scenarios import DIFFICULTIES, PaperCase, TemplateData, generate_scenario, register_template
-from tests.processes import REPO_ROOT
+from tests.docs_pages import blocks, page, section
 
-README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-_FENCE = re.compile(r"^```(\w+)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 # The CLI as the `replicalab` console script runs it, from any directory.
 _CLI = [sys.executable, "-c", "from replicalab.baselines.cli import app; app(prog_name='replicalab')"]
 
 
-def _section(title: str) -> str:
-    start = README.index(f"\n## {title}\n")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end != -1 else len(README)]
-
-
-def _blocks(section: str, language: str) -> list[str]:
-    return [body for lang, body in _FENCE.findall(section) if lang == language]
-
-
-FAMILY = _section("Adding a scenario family")
+FAMILY = page("adding-a-family.md")
 
 
 def _run(args: list[str], cwd: Path) -> str:
@@ -45,8 +33,8 @@ def _run(args: list[str], cwd: Path) -> str:
 
 
 def test_the_family_section_runs_as_written(tmp_path: Path) -> None:
-    python = _blocks(FAMILY, "python")
-    commands = [line for block in _blocks(FAMILY, "bash") for line in block.splitlines() if line.strip()]
+    python = blocks(FAMILY, "python")
+    commands = [line for block in blocks(FAMILY, "bash") for line in block.splitlines() if line.strip()]
     assert len(python) == 2 and len(commands) == 2
     for block in python:  # write my_family.json, then register it and generate from it
         _run([sys.executable, "-c", block], tmp_path)
@@ -67,7 +55,7 @@ def test_the_family_example_is_a_valid_family_once_it_has_three_cases(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(registry, "_registry", dict(registry._registry))  # keep it from other tests
-    (example,) = _blocks(FAMILY, "json")
+    (example,) = blocks(FAMILY, "json")
     data = json.loads(example)
     (case,) = data["cases"]
     PaperCase.model_validate(case)
@@ -90,10 +78,17 @@ def test_the_section_states_the_rules_the_registry_enforces(rule: str) -> None:
 
 
 def test_the_quick_start_shows_what_make_evaluate_prints() -> None:
-    (shown,) = _blocks(_section("Quick start"), "text")
+    (shown,) = blocks(section(page("README.md"), "Quick start"), "text")
     result = CliRunner(env={"COLUMNS": "160"}).invoke(app, ["evaluate"])  # as piped by make
     assert result.exit_code == 0, result.output
     printed = [line.rstrip() for line in result.stdout.splitlines()]
     expected = shown.splitlines()
     assert printed[:-1] == expected[:-1]  # the last line is the time taken
     assert re.fullmatch(r"360 episodes played in \d+\.\d s", printed[-1])
+
+
+def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:
+    readme = page("README.md")
+    assert len(readme.splitlines()) <= 150
+    (commands,) = blocks(section(readme, "Quick start"), "bash")
+    assert [line.split()[:2] for line in commands.splitlines()] == [["make", "evaluate"], ["make", "test"]]

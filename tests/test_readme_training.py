@@ -1,4 +1,4 @@
-"""The README's "Train a Scientist" takes a newcomer from install to a trained, evaluated model: its
+"""docs/training.md takes a newcomer from install to a trained, evaluated model: its
 install puts torch's CPU build before the extra, its Python trains and saves, and its commands
 run in order as written, with the training shortened to a smoke run."""
 
@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from tests.test_readme import _blocks, _section
+from tests.docs_pages import blocks, page
 
-SECTION = _section("Train a Scientist")
+SECTION = page("training.md")
 # The commands as written train for minutes; the test trains a few rollouts with the same commands.
 SHORT = {"--steps": "64", "--eval-every": "32", "--eval-seeds": "1", "--n-envs": "2"}
 
@@ -27,27 +27,29 @@ def _shortened(words: list[str]) -> list[str]:
 
 
 def test_the_install_puts_the_cpu_torch_before_the_extra() -> None:
-    install = _blocks(SECTION, "bash")[0].splitlines()
+    install = blocks(SECTION, "bash")[0].splitlines()
     torch = next(i for i, line in enumerate(install) if "pip install torch" in line)
     extra = next(i for i, line in enumerate(install) if "pip install -e '.[train]'" in line)
     assert torch < extra and "whl/cpu" in install[torch]
 
 
+@pytest.mark.slow
 def test_the_python_trains_and_saves_a_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
-    (block,) = _blocks(SECTION, "python")
+    (block,) = blocks(SECTION, "python")
     assert "total_timesteps=100_000" in block
     monkeypatch.chdir(tmp_path)
     exec(compile(block.replace("100_000", "64"), "README", "exec"), {})
     assert (tmp_path / "ppo_scientist.zip").is_file()
 
 
+@pytest.mark.slow
 def test_the_commands_run_in_order_from_training_to_evaluation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     monkeypatch.chdir(tmp_path)
-    commands = [shlex.split(line) for line in _blocks(SECTION, "bash")[1].splitlines() if line.strip()]
+    commands = [shlex.split(line) for line in blocks(SECTION, "bash")[1].splitlines() if line.strip()]
     assert [words[:2] for words in commands] == [
         ["replicalab", "train"],
         ["replicalab", "evaluate"],

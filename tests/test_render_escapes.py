@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 from replicalab.envs import replicalab_v0
 from replicalab.envs.render import render_transcript
 from replicalab.episode import Episode
-from tests.test_episode import PACK, new, propose
-from tests.test_judge import good_plan
+from tests.plans import PACK, good_plan, new, propose
 
 ESCAPES = "\x1b[2J\x1b[31mred\x07\x08\r\x7f\x9b\u202eevil\u200e"
 

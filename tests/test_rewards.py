@@ -23,7 +23,7 @@ from replicalab.rewards import (
     reward_components,
 )
 from replicalab.scenarios import generate_scenario
-from tests.test_judge import COMBOS, good_plan, random_protocol
+from tests.plans import COMBOS, good_plan, random_protocol
 
 PACK = generate_scenario(11, "ml_benchmark", "medium")
 BREAKDOWN = build_reward_breakdown(good_plan(PACK), PACK)

@@ -2,7 +2,7 @@
 PettingZoo wrappers of the AEC and the parallel env: both networks learn, the returns are
 finite, the masked module never plays a move the mask forbids, the rewards RLlib's wrappers hand
 out sum to the episode's returns, a waiting agent's steps carry no policy gradient, and the
-README's install and Python do what it says. Needs the [rllib] extra (ray[rllib] and torch),
+docs/rllib.md's install and Python do what it says. Needs the [rllib] extra (ray[rllib] and torch),
 which CI installs."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from replicalab.baselines.training.rllib import MaskedPPOModule, act, make_env, ppo_config
 from replicalab.envs import replicalab_v0
 from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST
-from tests.test_readme import _blocks, _section
+from tests.docs_pages import blocks, page
 
 pytestmark = [
     pytest.mark.slow,
@@ -83,6 +83,7 @@ def _play(api: str, modules: dict[str, MaskedPPOModule], seed: int) -> tuple[dic
     return got, env.get_sub_environments.episode.to_log(), checked
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("api", ["aec", "parallel"])
 def test_ppo_trains_both_seats_and_the_trained_modules_respect_the_mask(api: str) -> None:
     algo = ppo_config(api, ENV_CONFIG, batch_size=256, minibatch_size=64, epochs=1).build_algo()  # type: ignore[arg-type]
@@ -159,12 +160,13 @@ def test_text_mode_is_refused_with_the_reason() -> None:
         make_env("aec", {"action_mode": "text"})
 
 
+@pytest.mark.slow
 def test_the_readme_installs_the_cpu_torch_first_and_its_python_trains_both_seats() -> None:
-    section = _section("Multi-agent training with RLlib")
-    install = _blocks(section, "bash")[0].splitlines()
+    section = page("rllib.md")
+    install = blocks(section, "bash")[0].splitlines()
     torch_line = next(i for i, line in enumerate(install) if "pip install torch" in line)
     assert torch_line < install.index("pip install -e '.[rllib]'") and "whl/cpu" in install[torch_line]
-    (block,) = _blocks(section, "python")
+    (block,) = blocks(section, "python")
     assert "range(20)" in block
     scope: dict[str, Any] = {}
     exec(compile(block.replace("range(20)", "range(1)"), "README", "exec"), scope)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +33,10 @@ from tests.openai_stub import (
     fault,
     last_user_message,
     malformed,
-    serve,
 )
-from tests.test_runner import LLM, SMALL, flaky_model
+from tests.scripted_models import LLM, SMALL, flaky_model
 
 GRID = Grid.of(["ml_benchmark", "math_reasoning"], ["easy", "hard"], 2)  # 8 cells
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with serve() as server:
-        yield server
 
 
 def chat(stub: StubServer, **policy: Any) -> functools.partial[ChatPolicy]:

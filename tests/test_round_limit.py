@@ -12,7 +12,7 @@ from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.envs.session import Session
 from replicalab.episode import Episode
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
-from tests.test_episode import PACK
+from tests.plans import PACK
 
 
 def test_a_round_limit_that_allows_no_agreement_is_refused() -> None:

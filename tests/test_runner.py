@@ -3,10 +3,8 @@ the oracle as an upper bound, the LLM Scientist through its retry loop, and the 
 
 from __future__ import annotations
 
-import functools
 import json
 import math
-import re
 import sys
 from pathlib import Path
 
@@ -39,44 +37,9 @@ from replicalab.baselines.policies.seats import (
 )
 from replicalab.models import EpisodeLog
 from replicalab.rewards import get_preset
+from tests.scripted_models import LLM, SMALL, flaky_model
 
 # --------------------------------------------------------------------------- a scripted model
-
-_ROUND = re.compile(r"Round (\d+) of \d+")
-PROPOSAL = json.dumps(
-    {
-        "action_type": "propose_protocol",
-        "sample_size": 5,
-        "technique": "direct replication",
-        "duration_days": 3,
-        "controls": ["baseline comparison"],
-        "rationale": "scripted plan",
-    }
-)
-
-
-def flaky_model(messages: list[dict[str, str]]) -> str:
-    """A stand-in LLM, a pure function of the messages (so any process answers alike).
-
-    Round 1: malformed JSON, then a proposal. Round 2: prose on every attempt (retries run
-    out). Round 3 and later: malformed JSON, then a fenced accept.
-    """
-    user = messages[1]["content"]
-    match = _ROUND.search(user)
-    assert match is not None
-    round_number = int(match.group(1))
-    first_attempt = len(messages) == 2
-    if round_number == 2:
-        return "I would rather describe the plan in words."
-    if first_attempt:
-        return '{"action_type": "accept",}'
-    if "No protocol has been proposed yet" in user:
-        return PROPOSAL
-    return 'Done:\n```json\n{"action_type": "accept"}\n```'
-
-
-LLM = functools.partial(LLMScientist, flaky_model)
-SMALL = Grid.of(["ml_benchmark", "finance_trading"], None, 4)  # 24 episodes
 
 
 def _lines(path: Path) -> list[bytes]:

@@ -21,8 +21,8 @@ from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scena
 from replicalab.scenarios.types import NormalizedScenarioPack, TemplateData
 from replicalab.text import NEGATIONS, mentions, words
 from replicalab.validation import validate_protocol
-from tests.test_judge import good_plan
-from tests.test_scenario_data import _all_case_texts
+from tests.case_texts import all_case_texts
+from tests.plans import good_plan
 
 SEEDS_PER_CASE = 3
 LIVE_TRADING = (
@@ -140,7 +140,7 @@ def test_restricted_practices_are_phrases_no_faithful_plan_uses(template: str) -
         assert not NEGATIONS.intersection(words(practice)), practice
     for case in data.cases:
         for practice in data.restricted_practices:
-            for text in _all_case_texts(case):
+            for text in all_case_texts(case):
                 assert not mentions(practice, text), f"{case.case_id}: {practice!r} in {text!r}"
             for own in case.forbidden_practices:
                 assert not mentions(practice, own) and not mentions(own, practice), (case.case_id, own)

@@ -20,6 +20,7 @@ from replicalab.models import Protocol
 from replicalab.scenarios import published_protocol
 from replicalab.scenarios.types import HiddenReferenceSpec, PaperCase, TemplateData
 from replicalab.text import NEGATIONS, affirmed, mentions, words
+from tests.case_texts import all_case_texts, case_choices, fixed_texts
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "replicalab" / "scenarios" / "data"
 DOMAINS = {
@@ -56,35 +57,6 @@ def _kinds(data: TemplateData) -> dict[str, set[str]]:
     for item in data.catalogue:
         kinds[item.name].add(item.kind)
     return kinds
-
-
-def _fixed_texts(case: PaperCase) -> list[str]:
-    """The public texts every pack of the case shows, whatever its study's draw."""
-    return [
-        case.title,
-        case.hypothesis,
-        case.method_intro,
-        case.finding,
-        case.experiment_goal,
-        case.task_summary,
-        *case.success_criteria,
-    ]
-
-
-def _choices(case: PaperCase) -> list:  # type: ignore[type-arg]
-    return [*case.techniques, *case.elements, *case.controls]
-
-
-def _all_case_texts(case: PaperCase) -> list[str]:
-    sentences = [c.clue for c in _choices(case)] + [e.negated for e in case.elements]
-    return [
-        *_fixed_texts(case),
-        *sentences,
-        *(c.name for c in _choices(case)),
-        case.required_review,
-        *case.flexible_elements,
-        case.target_metric,
-    ]
 
 
 def _published(case: PaperCase) -> Protocol:
@@ -220,7 +192,7 @@ def test_minimal_and_base_protocols_affordable(data: TemplateData) -> None:
 def test_review_and_forbidden_phrasing(data: TemplateData) -> None:
     for case in data.cases:
         assert 2 <= len(words(case.required_review)) <= 4, case.case_id
-        texts = _all_case_texts(case)
+        texts = all_case_texts(case)
         for practice in case.forbidden_practices:
             tokens = words(practice)
             assert 2 <= len(tokens) <= 5, practice
@@ -233,11 +205,11 @@ def test_review_and_forbidden_phrasing(data: TemplateData) -> None:
 
 def test_each_choice_is_named_only_by_its_own_sentences(data: TemplateData) -> None:
     for case in data.cases:
-        choices = _choices(case)
+        choices = case_choices(case)
         for choice in choices:
             assert 2 <= len(words(choice.name)) <= 9, choice.name
             assert affirmed(choice.name, choice.clue), f"{case.case_id}: clue does not affirm {choice.name!r}"
-            for text in _fixed_texts(case):
+            for text in fixed_texts(case):
                 assert not mentions(choice.name, text), f"{case.case_id}: {choice.name!r} in {text!r}"
             for other in choices:
                 if other is not choice:

@@ -34,8 +34,9 @@ from replicalab.models import (
     ScientistObservation,
     Substitution,
 )
-from replicalab.scenarios import HiddenReferenceSpec, NormalizedScenarioPack, generate_scenario
+from replicalab.scenarios import generate_scenario
 from replicalab.text import mentions
+from tests.plans import with_secret_reference
 
 TEMPLATES = ("math_reasoning", "ml_benchmark", "finance_trading")
 DIFFICULTIES = ("easy", "medium", "hard")
@@ -246,19 +247,6 @@ def test_constraint_numbers_render_without_float_noise() -> None:
     assert "(>= 12 samples)" in prompt
     assert "(<= 2500.5 credits)" in prompt
     assert '[hard] required_review: Review the code (term: "independent code review")' in prompt
-
-
-def with_secret_reference(pack: NormalizedScenarioPack) -> HiddenReferenceSpec:
-    """`pack`'s hidden spec with every text and number replaced by a marker a leak would show."""
-    return pack.hidden_reference_spec.model_copy(
-        update={
-            "summary": "SECRET-SUMMARY",
-            "required_elements": ["SECRET-ELEMENT"],
-            "flexible_elements": ["SECRET-FLEX"],
-            "target_metric": "SECRET-METRIC",
-            "target_value": 987654.321,
-        }
-    )
 
 
 def test_prompts_never_show_the_hidden_reference_or_the_lab() -> None:

@@ -14,7 +14,7 @@ from replicalab.episode import SCIENTIST
 from replicalab.judge import compute_total_reward
 from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig, unused_rounds
 from replicalab.rewards import get_preset
-from tests.test_judge import COMBOS
+from tests.plans import COMBOS
 
 CUSTOM = RewardConfig(
     name="default",  # a custom config may share a preset's name: the log tells them apart

@@ -13,8 +13,7 @@ from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode, coerce_action
 from replicalab.models import LabManagerActionType, RewardConfig
 from replicalab.rewards import potential
 from replicalab.scenarios import generate_scenario
-from tests.test_episode import ACCEPT, ASK_BUDGET, bad_plan, propose, stance
-from tests.test_judge import COMBOS, good_plan
+from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, bad_plan, good_plan, propose, stance
 
 SHAPED = [
     RewardConfig(name=f"{kind}-{gamma}-{terminal}", potential=kind, gamma=gamma, terminal_potential=terminal)

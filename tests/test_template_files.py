@@ -39,11 +39,6 @@ def family_file(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture()
-def runner() -> CliRunner:
-    return CliRunner(env={"COLUMNS": "200"})
-
-
 def _invoke(runner: CliRunner, *args: str) -> Result:
     return runner.invoke(app, list(args))
 

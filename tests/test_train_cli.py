@@ -16,6 +16,7 @@ from replicalab.baselines.training.maskable_ppo import CurvePoint, TrainConfig, 
 from replicalab.rewards import get_preset
 
 
+@pytest.mark.slow
 def test_a_smoke_run_writes_what_evaluate_reads(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     out = tmp_path / "run"
@@ -54,6 +55,7 @@ def test_the_curve_is_measured_at_fixed_intervals_and_reported_as_it_grows(tmp_p
     assert [[float(v) for v in row] for row in written[1:]] == [list(point) for point in curve]
 
 
+@pytest.mark.slow
 def test_a_seed_trains_the_same_model_twice(tmp_path: Path) -> None:
     sb3_contrib = pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     config = TrainConfig(steps=64, n_envs=2, eval_every=64, eval_seeds=1, seed=5)

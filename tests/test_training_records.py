@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,11 @@ from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
 from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
 from replicalab.baselines.training.records import TurnRecord
-from tests.openai_stub import Reply, StubServer, completion, fault, serve
-from tests.test_runner import flaky_model
+from tests.openai_stub import Reply, StubServer, completion, fault
+from tests.scripted_models import flaky_model
 
 GRID = Grid.of(["ml_benchmark", "finance_trading"], ["medium"], 2)
 KEYS = list(TurnRecord.model_fields)
-
-
-@pytest.fixture
-def stub() -> Iterator[StubServer]:
-    with serve() as server:
-        yield server
 
 
 def flaky_then_down(request: dict[str, Any]) -> Reply:
