@@ -7,7 +7,8 @@ process and run. So a Ray run writes the same log, byte for byte, as `jobs` proc
 runner still writes in grid order, and no rule of the game lives here.
 
 `ray_rollouts` does the same for rollouts against a served model: each task plays a chunk
-with `rollouts.play_rollouts`, its episodes in flight at once on the task's own event loop.
+with the `play` it is given (`rollouts.play_rollouts`, passed in so that this module does not
+import its caller), its episodes in flight at once on the task's own event loop.
 
 Ray is joined where it runs: a Ray already initialised in this process is used as it is; else
 `ray.init()` joins the cluster `RAY_ADDRESS` names, or starts a local Ray with `jobs` CPUs,
@@ -19,13 +20,12 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
 import ray
 
 from replicalab.baselines.evaluation.grid import Cell
-from replicalab.baselines.evaluation.rollouts import Outcomes, RolloutSetup, play_rollouts
 from replicalab.baselines.evaluation.workers import Outcome, WorkerSetup, chunks, play_chunk, set_up_worker
 
 _run: str | None = None
@@ -42,8 +42,10 @@ def _play_remote(run: str, setup: WorkerSetup, chunk: Sequence[tuple[int, Cell]]
 
 
 @ray.remote  # type: ignore[untyped-decorator]  # Ray is Any to mypy
-def _play_rollouts_remote(setup: RolloutSetup, chunk: Sequence[Any], concurrency: int) -> Any:
-    return play_rollouts(setup, list(chunk), concurrency)
+def _play_rollouts_remote(
+    play: Callable[..., Any], setup: Any, chunk: Sequence[Any], concurrency: int
+) -> Any:
+    return play(setup, list(chunk), concurrency)
 
 
 def ensure_ray(jobs: int) -> None:
@@ -71,13 +73,15 @@ def ray_outcomes(
 
 
 def ray_rollouts(
-    parts: list[list[Any]], setup: RolloutSetup, jobs: int, concurrency: int
-) -> Generator[Outcomes, None, None]:
+    play: Callable[..., Any], parts: list[list[Any]], setup: Any, jobs: int, concurrency: int
+) -> Generator[Any, None, None]:
     """Each chunk's rollouts played by a Ray task, `concurrency` in flight in it, as chunks
     finish (any order), `2 * jobs` chunks at most in flight."""
     ensure_ray(jobs)
     shared = ray.put(setup)
-    yield from _bounded(jobs, (_play_rollouts_remote.remote(shared, part, concurrency) for part in parts))
+    yield from _bounded(
+        jobs, (_play_rollouts_remote.remote(play, shared, part, concurrency) for part in parts)
+    )
 
 
 def _bounded(jobs: int, tasks: Iterator[Any]) -> Generator[Any, None, None]:

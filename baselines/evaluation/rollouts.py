@@ -226,7 +226,7 @@ def run_rollouts(
             if pool == "ray":
                 from replicalab.baselines.evaluation.ray_backend import ray_rollouts  # Ray is optional
 
-                finished: Iterator[Outcomes] = ray_rollouts(chunks, setup, jobs, concurrency)
+                finished: Iterator[Outcomes] = ray_rollouts(play_rollouts, chunks, setup, jobs, concurrency)
             else:
                 finished = _pool_rollouts(chunks, setup, jobs, concurrency, stack)
             for outcomes in finished:
