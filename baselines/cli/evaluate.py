@@ -133,20 +133,8 @@ def evaluate(
         _check_outputs(out, export_turns, resume, force)
     is_oracle = scientist == "oracle"
     oracle_too = oracle and not is_oracle
-    plan = _Plan(
-        grid,
-        seats,
-        backend,
-        settings,
-        jobs,
-        concurrency,
-        group_size,
-        out,
-        resume,
-        export_turns,
-        oracle_too,
-        is_oracle,
-    )
+    where = backend, settings, jobs, concurrency
+    plan = _Plan(grid, seats, *where, group_size, out, resume, export_turns, oracle_too, is_oracle)
     started = time.perf_counter()
     result, reference = _play(plan)
     _print_results(plan, result, reference, wide, time.perf_counter() - started)
