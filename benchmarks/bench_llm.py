@@ -1,11 +1,14 @@
-"""LLM rollouts: episodes/s against a served model with 100 ms per call, the env's own cost per
-model turn, and the size of both agents' prompts round by round.
+"""LLM rollouts: the share of the ideal rate the project's client reaches against a served model
+with 100 ms per call, beside a bare aiohttp client making the same calls; the env's own cost per
+model turn; and the size of both agents' prompts round by round.
 
 - **Throughput.** `tests.openai_stub` serves the scripted Scientist (propose, then accept: two
-  calls an episode) in a subprocess, each reply after `--latency` seconds; the client, pinned
-  to one core, plays `run_rollouts` with a `ChatPolicy` at each concurrency for about
-  `--seconds`. The ideal is concurrency ÷ (calls per episode × latency): every call in flight
-  all the time, at no cost of its own.
+  calls an episode) in a subprocess pinned to the other cores, each reply after `--latency`
+  seconds. The client, pinned to one core, plays `run_rollouts` with a `ChatPolicy` at each
+  number of calls in flight for about `--seconds`; then a bare client (one aiohttp session, no
+  episode, no validation) sends the same requests, an episode's two in turn, as many episodes
+  in flight. The ideal is in-flight ÷ latency calls a second: every call in flight all the time,
+  at no cost of its own. CPU per call is the client process's CPU time over its calls.
 - **Env cost per model turn.** The same episodes against an in-process backend that answers at
   once: what remains is ReplicaLab's own work per model turn (system prompt, user message, the
   replayed parse, both seats' steps, the log line written), plus asyncio's, on one core.
@@ -19,7 +22,9 @@ model turn, and the size of both agents' prompts round by round.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
+import json
 import os
 import statistics
 import subprocess
@@ -29,6 +34,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
+
+import aiohttp
 
 from benchmarks.bench_scenarios import pin_to_one_core
 from replicalab.agents import (
@@ -50,6 +57,7 @@ from tests.openai_stub import ACCEPT, PROPOSAL
 
 CONCURRENCY = (1, 8, 64, 256)
 ROOT = Path(__file__).resolve().parent.parent
+MODEL = "stub"
 
 
 def _grid(episodes: int) -> Grid:
@@ -72,30 +80,23 @@ def _serve(latency: float, cores: set[int]) -> tuple[subprocess.Popen[str], str]
 
 
 class Rate(NamedTuple):
-    episodes_per_s: float
-    calls_per_episode: float
+    calls: int
+    calls_per_s: float
     cpu_per_call_s: float  # the client's CPU time per model call
-    cpu_share: float  # the client's CPU time over the wall time: below 1, it waited or was starved
-
-
-def rollout_rate(base_url: str, concurrency: int, latency: float, seconds: float) -> Rate:
-    """What the client achieves at `concurrency` in about `seconds`."""
-    ideal = concurrency / (2 * latency)
-    grid = _grid(max(2 * concurrency, int(ideal * seconds)))
-    backend = ChatBackend(BackendConfig(base_url=base_url, model="stub", max_retries=0, timeout_s=60))
-    scientist = functools.partial(ChatPolicy, ScientistRole(), backend)
-    started, cpu = time.perf_counter(), time.process_time()
-    result = run_rollouts(grid, scientist, concurrency=concurrency)
-    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
-    episodes = len(result.digests)
-    calls = result.stats["llm_calls"]
-    return Rate(episodes / elapsed, calls / episodes, cpu / calls, cpu / elapsed)
 
 
 class _Instant:
-    """A backend that answers at once, as the stub's scripted Scientist would."""
+    """A backend that answers at once, as the stub's scripted Scientist would; with `record`,
+    it keeps the request body of every call (what `ChatBackend` would send, seed included)."""
+
+    def __init__(self, record: bool = False) -> None:
+        self.record = record
+        self.bodies: list[bytes] = []
 
     async def complete(self, messages: Sequence[Mapping[str, str]], *, seed: int | None = None) -> Completion:
+        if self.record:
+            request = {"model": MODEL, "messages": [dict(m) for m in messages], "seed": seed}
+            self.bodies.append(json.dumps(request).encode())
         text = PROPOSAL if "No protocol has been proposed yet" in messages[-1]["content"] else ACCEPT
         return Completion(text, prompt_tokens=None, completion_tokens=None, latency_s=0.0, retries=0)
 
@@ -103,12 +104,68 @@ class _Instant:
         pass
 
 
+def _measured(run: object) -> tuple[float, float]:
+    """Wall and CPU seconds of `run()`."""
+    started, cpu = time.perf_counter(), time.process_time()
+    run()  # type: ignore[operator]
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+def project_rate(base_url: str, grid: Grid, concurrency: int) -> Rate:
+    """`run_rollouts` with a `ChatPolicy` Scientist on the served stub, `concurrency` in flight."""
+    backend = ChatBackend(BackendConfig(base_url=base_url, model=MODEL, max_retries=0, timeout_s=60))
+    scientist = functools.partial(ChatPolicy, ScientistRole(), backend)
+    calls = 0
+
+    def run() -> None:
+        nonlocal calls
+        calls = int(run_rollouts(grid, scientist, concurrency=concurrency).stats["llm_calls"])
+
+    wall, cpu = _measured(run)
+    return Rate(calls, calls / wall, cpu / calls)
+
+
+def episode_calls(grid: Grid) -> list[list[bytes]]:
+    """The request bodies of each episode of `grid`, as the project's client sends them."""
+    recorder = _Instant(record=True)
+    episodes: list[list[bytes]] = []
+
+    def cut(_: object) -> None:  # one episode at a time: its calls are those since the last cut
+        episodes.append(recorder.bodies)
+        recorder.bodies = []
+
+    run_rollouts(grid, functools.partial(ChatPolicy, ScientistRole(), recorder), on_episode=cut)
+    return episodes
+
+
+def bare_rate(base_url: str, episodes: list[list[bytes]], concurrency: int) -> Rate:
+    """One aiohttp session sending `episodes`' requests, `concurrency` episodes in flight."""
+    url = base_url + "/chat/completions"
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer EMPTY"}
+
+    async def run_all() -> None:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            queue = iter(episodes)
+
+            async def worker() -> None:
+                for bodies in queue:
+                    for body in bodies:
+                        async with session.post(url, data=body, headers=headers) as response:
+                            json.loads(await response.read())["choices"][0]["message"]["content"]
+
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    wall, cpu = _measured(lambda: asyncio.run(run_all()))
+    calls = sum(len(bodies) for bodies in episodes)
+    return Rate(calls, calls / wall, cpu / calls)
+
+
 def env_cost_per_turn(episodes: int = 900, repeats: int = 3) -> float:
     """Seconds of ReplicaLab's own work per model turn (best of `repeats`), a log written."""
-    scientist = functools.partial(ChatPolicy, ScientistRole(), _Instant())
     best = float("inf")
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(repeats):
+            scientist = functools.partial(ChatPolicy, ScientistRole(), _Instant())
             started = time.perf_counter()
             result = run_rollouts(_grid(episodes), scientist, out=Path(folder) / "run.jsonl")
             best = min(best, (time.perf_counter() - started) / result.stats["llm_calls"])
@@ -152,7 +209,7 @@ def prompt_sizes(seeds: int = 20, max_rounds: int = 6) -> dict[str, list[int]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.1, help="seconds the server takes per call")
-    parser.add_argument("--seconds", type=float, default=3.0, help="about how long each concurrency runs")
+    parser.add_argument("--seconds", type=float, default=3.0, help="about how long each run takes")
     parser.add_argument("--concurrency", type=int, nargs="+", default=list(CONCURRENCY))
     args = parser.parse_args()
     cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
@@ -163,17 +220,20 @@ def main() -> None:
         print(
             f"server: {len((cores - mine) or cores)} core(s); client: 1 core; {args.latency * 1000:g} ms a call"
         )
-        print(
-            "| concurrency | episodes/s | ideal | share of ideal | client CPU per call | client CPU share |"
-        )
-        print("|---:|---:|---:|---:|---:|---:|")
+        print("| in flight | client | calls | calls/s | ideal | share of ideal | CPU per call | of bare |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|")
         for concurrency in args.concurrency:
-            rate = rollout_rate(base_url, concurrency, args.latency, args.seconds)
-            ideal = concurrency / (rate.calls_per_episode * args.latency)
-            print(
-                f"| {concurrency} | {rate.episodes_per_s:,.1f} | {ideal:,.1f} | "
-                f"{rate.episodes_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e3:.2f} ms | {rate.cpu_share:.0%} |"
-            )
+            ideal = concurrency / args.latency
+            grid = _grid(max(2 * concurrency, int(ideal * args.seconds / 2)))
+            bare = bare_rate(base_url, episode_calls(grid), concurrency)
+            project = project_rate(base_url, grid, concurrency)
+            for name, rate in (("bare aiohttp", bare), ("project", project)):
+                print(
+                    f"| {concurrency} | {name} | {rate.calls:,} | {rate.calls_per_s:,.0f} | {ideal:,.0f} | "
+                    f"{rate.calls_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e6:,.0f} µs | "
+                    f"{rate.calls_per_s / bare.calls_per_s:.0%} |",
+                    flush=True,
+                )
     finally:
         server.terminate()
         server.wait()

@@ -49,6 +49,15 @@ def test_a_served_model_plays_a_grid_from_the_command_line(stub: StubServer, tmp
     assert replayed.exit_code == 0, replayed.output
 
 
+def test_jobs_with_concurrency_write_the_bytes_of_one_process(stub: StubServer, tmp_path: Path) -> None:
+    one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
+    for out, args in ((one, ["--concurrency", "6"]), (two, ["--jobs", "2", "--concurrency", "3"])):
+        result = evaluate(stub, "--group-size", "3", "--no-oracle", "--out", str(out), *args)
+        assert result.exit_code == 0, result.output
+        assert "model usage: 12 calls, 0 retried requests" in result.stdout
+    assert two.read_bytes() == one.read_bytes()
+
+
 def rate_limited_then_down(request: dict[str, Any]) -> Reply:
     """Every first call of a turn is rate limited once; round 2 is never answered."""
     if "Round 2 of" in request["messages"][1]["content"]:
@@ -97,7 +106,6 @@ def test_resume_finishes_a_run(stub: StubServer, tmp_path: Path) -> None:
             "--base-url: Value error, must start with http://",
         ),
         (["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--generate-fn", "a:b"], "give one"),
-        (["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "-j", "2"], "--concurrency episodes"),
         (["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--extra-body", "[1]"], "a JSON object"),
         (
             ["-s", "llm", "--base-url", "http://x/v1", "--model", "m", "--extra-body", "{"],

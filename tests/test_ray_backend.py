@@ -5,6 +5,7 @@ to the clean bytes. Needs Ray (the [rllib] extra, which CI installs)."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from importlib import resources
@@ -105,3 +106,23 @@ def test_a_policy_from_the_working_directory_plays_and_counts_on_ray() -> None:
     processes = run_grid(SMALL, LLM, jobs=2)
     assert on_ray.stats == processes.stats and on_ray.stats["llm_calls"] == 7 * len(SMALL.cells())
     assert on_ray.logs == processes.logs
+
+
+def test_ray_tasks_keep_a_served_model_busy_and_write_the_bytes_of_one_process(tmp_path: Path) -> None:
+    pytest.importorskip(
+        "openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'"
+    )
+    from replicalab.baselines.evaluation.rollouts import run_rollouts
+    from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
+    from replicalab.baselines.policies.chat import ChatPolicy
+    from replicalab.baselines.policies.roles import ScientistRole
+    from tests.openai_stub import serve
+
+    with serve() as stub:
+        backend = ChatBackend(BackendConfig(base_url=stub.base_url, model="stub"))
+        scientist = functools.partial(ChatPolicy, ScientistRole(), backend)
+        one, on_ray = tmp_path / "one.jsonl", tmp_path / "ray.jsonl"
+        run_rollouts(SMALL, scientist, concurrency=4, group_size=2, out=one)
+        result = run_grid(SMALL, scientist, jobs=2, concurrency=3, group_size=2, out=on_ray, backend="ray")
+    assert on_ray.read_bytes() == one.read_bytes()
+    assert result.stats["llm_calls"] == len(stub.requests) / 2

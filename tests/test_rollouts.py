@@ -267,6 +267,55 @@ def test_a_run_killed_mid_group_resumes_to_the_clean_files(
     assert usage == [json.loads(line)["episode_id"] for line in clean[0].splitlines()]
 
 
+@pytest.mark.parametrize(("jobs", "concurrency"), [(2, 1), (2, 5), (3, 16)])
+def test_worker_processes_write_the_bytes_of_one_process(
+    stub: StubServer, tmp_path: Path, clean: tuple[bytes, bytes], jobs: int, concurrency: int
+) -> None:
+    out, turns = tmp_path / "workers.jsonl", tmp_path / "workers.turns.jsonl"
+    seen: list[EpisodeDigest] = []
+    result = run_rollouts(
+        GRID,
+        chat(stub),
+        group_size=3,
+        concurrency=concurrency,
+        jobs=jobs,
+        out=out,
+        export_turns=turns,
+        on_episode=seen.append,
+    )
+    assert (_bytes(out), _bytes(turns)) == clean
+    assert [d.episode_id for d in seen] == [json.loads(line)["episode_id"] for line in clean[0].splitlines()]
+    assert 2 * result.stats["llm_calls"] == len(stub.requests)  # the clean run's calls, once each
+    usage = [json.loads(line)["episode_id"] for line in usage_path(out).read_text().splitlines()]
+    assert usage == [d.episode_id for d in seen]
+
+
+def test_a_run_of_worker_processes_killed_midway_resumes_to_the_clean_files(
+    stub: StubServer, tmp_path: Path, clean: tuple[bytes, bytes]
+) -> None:
+    out, turns = tmp_path / "run.jsonl", tmp_path / "run.turns.jsonl"
+    seen: list[EpisodeDigest] = []
+
+    def kill(digest: EpisodeDigest) -> None:
+        seen.append(digest)
+        if len(seen) == 7:
+            raise _Killed
+
+    arguments: dict[str, Any] = {
+        "group_size": 3,
+        "concurrency": 4,
+        "jobs": 2,
+        "out": out,
+        "export_turns": turns,
+    }
+    with pytest.raises(_Killed):
+        run_rollouts(GRID, chat(stub), on_episode=kill, **arguments)
+    assert _bytes(out).count(b"\n") == 7
+    result = run_rollouts(GRID, chat(stub), resume=True, **arguments)
+    assert result.resumed == 6
+    assert (_bytes(out), _bytes(turns)) == clean
+
+
 def test_resume_after_a_cut_mid_line(stub: StubServer, tmp_path: Path, clean: tuple[bytes, bytes]) -> None:
     out = tmp_path / "run.jsonl"
     out.write_bytes(clean[0][: len(clean[0]) // 2])
@@ -275,7 +324,7 @@ def test_resume_after_a_cut_mid_line(stub: StubServer, tmp_path: Path, clean: tu
 
 
 def test_bad_arguments_are_named(stub: StubServer) -> None:
-    for name, value in (("concurrency", 0), ("group_size", -1), ("concurrency", True)):
+    for name, value in (("concurrency", 0), ("group_size", -1), ("concurrency", True), ("jobs", 0)):
         with pytest.raises(ValueError, match=name):
             run_rollouts(GRID, RandomScientist, **{name: value})
     with pytest.raises(ValueError, match="resume"):

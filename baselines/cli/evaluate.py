@@ -51,7 +51,7 @@ BackendOpt = Annotated[
     typer.Option(
         "--backend",
         help="processes | ray: where --jobs run (ray: as Ray tasks on the cluster RAY_ADDRESS names, "
-        "else on a local Ray; needs Ray).",
+        "else on a local Ray; needs Ray). With --base-url each keeps --concurrency episodes in flight.",
     ),
 ]
 OutOpt = Annotated[
@@ -75,7 +75,8 @@ class _Plan(NamedTuple):
     seats: Seats
     backend: Backend
     settings: Settings
-    jobs: int  # worker processes or Ray tasks; episodes in flight for a served model
+    jobs: int  # worker processes or Ray tasks
+    concurrency: int  # episodes in flight in each, for a served model
     group_size: int
     out: Path | None
     resume: bool
@@ -124,18 +125,16 @@ def evaluate(
     with user_errors(USAGE):
         register_template_files(template_files)
         grid = grid_of(templates, difficulties, seeds, first_seed, split)
-        seats = choose_seats(scientist, lab_manager, generate_fn, jobs, chat, lab_manager_model)
+        seats = choose_seats(scientist, lab_manager, generate_fn, chat, lab_manager_model)
         backend = choose_backend(backend_name, seats.served)
         if not seats.served:
             llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
         settings = Settings(reward_config=reward_config_of(reward_config), max_rounds=max_rounds, split=split)
         _check_outputs(out, export_turns, resume, force)
-    workers = concurrency if seats.served else jobs
     is_oracle = scientist == "oracle"
     oracle_too = oracle and not is_oracle
-    plan = _Plan(
-        grid, seats, backend, settings, workers, group_size, out, resume, export_turns, oracle_too, is_oracle
-    )
+    where = backend, settings, jobs, concurrency
+    plan = _Plan(grid, seats, *where, group_size, out, resume, export_turns, oracle_too, is_oracle)
     started = time.perf_counter()
     result, reference = _play(plan)
     _print_results(plan, result, reference, wide, time.perf_counter() - started)
@@ -172,6 +171,7 @@ def _play(plan: _Plan) -> tuple[RunResult, list[EpisodeDigest] | None]:
                 backend=plan.backend,
                 group_size=plan.group_size,
                 export_turns=plan.export_turns,
+                concurrency=plan.concurrency,
             )
             reference = result.digests if plan.scientist_is_oracle else None
             if plan.oracle:
@@ -180,7 +180,7 @@ def _play(plan: _Plan) -> tuple[RunResult, list[EpisodeDigest] | None]:
                     plan.grid,
                     OracleScientist,
                     settings=plan.settings,
-                    jobs=1 if plan.backend == "served" else plan.jobs,
+                    jobs=plan.jobs,
                     on_episode=advance,
                     backend=oracle_backend,
                 ).digests

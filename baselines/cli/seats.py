@@ -27,7 +27,6 @@ def choose_seats(
     scientist: str,
     lab_manager: str,
     generate_fn: str | None,
-    jobs: int,
     chat: llm_cli.ChatOptions,
     lab_manager_model: str | None,
 ) -> Seats:
@@ -60,8 +59,6 @@ def choose_seats(
         raise Problem("--base-url and --model apply to --scientist llm or --lab-manager llm", USAGE)
     if generate_fn is not None:
         raise Problem("--generate-fn and --base-url are two routes to a model: give one", USAGE)
-    if jobs > 1:
-        raise Problem("--jobs runs processes; a served model runs --concurrency episodes in one", USAGE)
     sci: SeatFactory
     lab: SeatFactory
     try:
@@ -83,13 +80,11 @@ POOLS: tuple[Backend, ...] = ("processes", "ray")
 
 
 def choose_backend(name: str, served: bool) -> Backend:
-    """The runner backend: `served` for a served model's seats, else the one `--backend` names,
-    refused if it cannot play these seats or is not installed."""
+    """The runner backend `--backend` names (`processes` is `served` for a served model's seats),
+    refused if it is not installed."""
     backend = next((known for known in POOLS if known == name), None)
     if backend is None:
         raise Problem(f"--backend: expected one of {', '.join(POOLS)}, got {name!r}", USAGE)
-    if backend == "ray" and served:
-        raise Problem("--backend ray runs policies; a served model runs --concurrency episodes in one", USAGE)
     if backend == "ray" and importlib.util.find_spec("ray") is None:
         raise Problem("--backend ray needs Ray: pip install -e '.[rllib]' (or pip install ray)", 1)
-    return "served" if served else backend
+    return "served" if served and backend == "processes" else backend

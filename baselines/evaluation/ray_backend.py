@@ -6,6 +6,10 @@ pool worker's set-up (the parent's templates, then fresh policies), done once pe
 process and run. So a Ray run writes the same log, byte for byte, as `jobs` processes: the
 runner still writes in grid order, and no rule of the game lives here.
 
+`ray_rollouts` does the same for rollouts against a served model: each task plays a chunk
+with the `play` it is given (`rollouts.play_rollouts`, passed in so that this module does not
+import its caller), its episodes in flight at once on the task's own event loop.
+
 Ray is joined where it runs: a Ray already initialised in this process is used as it is; else
 `ray.init()` joins the cluster `RAY_ADDRESS` names, or starts a local Ray with `jobs` CPUs,
 which stays up for the process's later runs (an evaluation's oracle run, say).
@@ -16,7 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from typing import Any
 
 import ray
@@ -35,6 +39,13 @@ def _play_remote(run: str, setup: WorkerSetup, chunk: Sequence[tuple[int, Cell]]
         set_up_worker(*setup)
         _run = run
     return play_chunk(chunk)
+
+
+@ray.remote  # type: ignore[untyped-decorator]  # Ray is Any to mypy
+def _play_rollouts_remote(
+    play: Callable[..., Any], setup: Any, chunk: Sequence[Any], concurrency: int
+) -> Any:
+    return play(setup, list(chunk), concurrency)
 
 
 def ensure_ray(jobs: int) -> None:
@@ -57,16 +68,33 @@ def ray_outcomes(
     ensure_ray(jobs)
     run = uuid.uuid4().hex
     shared = ray.put(setup)  # sent once, not with every task
-    queue = iter(chunks(todo, jobs))
+    for outcomes in _bounded(jobs, (_play_remote.remote(run, shared, chunk) for chunk in chunks(todo, jobs))):
+        yield from outcomes
+
+
+def ray_rollouts(
+    play: Callable[..., Any], parts: list[list[Any]], setup: Any, jobs: int, concurrency: int
+) -> Generator[Any, None, None]:
+    """Each chunk's rollouts played by a Ray task, `concurrency` in flight in it, as chunks
+    finish (any order), `2 * jobs` chunks at most in flight."""
+    ensure_ray(jobs)
+    shared = ray.put(setup)
+    yield from _bounded(
+        jobs, (_play_rollouts_remote.remote(play, shared, part, concurrency) for part in parts)
+    )
+
+
+def _bounded(jobs: int, tasks: Iterator[Any]) -> Generator[Any, None, None]:
+    """The results of `tasks` (started lazily, `2 * jobs` at a time) as they finish."""
     pending: list[Any] = []
     try:
         while True:
-            while len(pending) < 2 * jobs and (chunk := next(queue, None)) is not None:
-                pending.append(_play_remote.remote(run, shared, chunk))
+            while len(pending) < 2 * jobs and (task := next(tasks, None)) is not None:
+                pending.append(task)
             if not pending:
                 return
             done, pending = ray.wait(pending, num_returns=1)
-            yield from ray.get(done[0])
+            yield ray.get(done[0])
     finally:
         for ref in pending:  # an error or Ctrl-C: stop soon, as the pool does
             ray.cancel(ref)

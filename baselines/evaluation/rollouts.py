@@ -1,8 +1,11 @@
 """Many episodes in flight against one model server: concurrent rollouts and GRPO groups.
 
-`run_rollouts` plays a grid as `run_grid` does, in one process, with up to `concurrency`
-episodes waiting on their model at once (asyncio; the `Episode` itself stays synchronous). A
-seat may hold an async policy (`async def act(episode)`, e.g. a `ChatPolicy`) or any `Policy`.
+`run_rollouts` plays a grid as `run_grid` does, with up to `concurrency` episodes waiting on
+their model at once (asyncio; the `Episode` itself stays synchronous), in this process or in
+each of `jobs` worker processes (or Ray tasks) when one client process is not enough: each
+worker plays chunks of the grid with its own connections, and the parent writes. A seat may
+hold an async policy (`async def act(episode)`, e.g. a `ChatPolicy`) or any `Policy`; seat
+factories must pickle for `jobs` > 1.
 Each episode gets fresh policies, so episodes in flight share nothing but the server, and an
 episode is a function of its scenario, its seeds and the replies it got: a failed model call is
 a refused move with its own code inside that episode, and the run goes on.
@@ -13,7 +16,7 @@ id is the cell's id plus `/k`; its log records the cell's id as `group_id` and i
 `advantage` (see `group_advantages`).
 
 The log file is the runner's: the same lines in grid order (a group's rollouts in rollout order),
-one flush per episode, `resume` through `runner.logged_episodes` (a group is written whole or
+whatever `jobs` and `concurrency`, one flush per episode, `resume` through `runner.logged_episodes` (a group is written whole or
 played again). Beside it, with a chat seat, `usage_path(out)` gets one `EpisodeUsage` line per
 seat and episode (latency is not reproducible, so it stays out of the log), and `export_turns`
 gets the `TurnRecord` of every model turn. On resume both keep the lines of the episodes kept.
@@ -25,11 +28,13 @@ import asyncio
 import inspect
 import json
 import os
-from collections.abc import Awaitable, Callable, Sequence
+import signal
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import BinaryIO, Literal, NamedTuple
 
 import numpy as np
 
@@ -43,6 +48,7 @@ from replicalab.baselines.evaluation.grid import (
     start_episode,
 )
 from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
+from replicalab.baselines.evaluation.workers import adopt_templates
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
 from replicalab.baselines.policies.interface import AsyncPolicy, Seat, SeatFactory, policy_stats, reset_policy
 from replicalab.baselines.policies.seats import GroundedLabManager
@@ -51,10 +57,13 @@ from replicalab.checks import check_positive_int
 from replicalab.digest import EpisodeDigest, digest
 from replicalab.episode import SCIENTIST, coerce_action
 from replicalab.models import EpisodeLog
+from replicalab.scenarios import TemplateData, get_template
 
 __all__ = [
     "AsyncPolicy",
+    "RolloutPool",
     "RolloutResult",
+    "RolloutSetup",
     "Seat",
     "SeatFactory",
     "group_advantages",
@@ -133,6 +142,13 @@ class _Played:
     turns: list[LLMTurn]
 
 
+RolloutSetup = tuple[SeatFactory, SeatFactory, Settings, tuple[TemplateData, ...]]
+"""What a worker of a run needs: both seats' factories, the settings and the parent's templates."""
+RolloutPool = Literal["processes", "ray"]
+"""Where `jobs` > 1 workers run: a process pool on this machine, or Ray tasks."""
+Outcomes = list[tuple["_Rollout", "_Played"]]
+
+
 class _Files(NamedTuple):
     log: BinaryIO | None
     usage: BinaryIO | None
@@ -146,20 +162,26 @@ def run_rollouts(
     *,
     settings: Settings | None = None,
     concurrency: int = 1,
+    jobs: int = 1,
+    pool: RolloutPool = "processes",
     group_size: int = 1,
     out: str | os.PathLike[str] | None = None,
     resume: bool = False,
     export_turns: str | os.PathLike[str] | None = None,
     on_episode: Callable[[EpisodeDigest], None] | None = None,
 ) -> RolloutResult:
-    """Play every cell of `grid` (`group_size` times each), `concurrency` episodes at once.
+    """Play every cell of `grid` (`group_size` times each), `concurrency` episodes at once in
+    this process, or in each of `jobs` workers of `pool` when `jobs` > 1.
 
     `out`, `resume` and `on_episode` as for `run_grid`; `export_turns` names a JSONL file for
     the turn records. Episodes come back (and are written) in grid order.
     """
     settings = settings or Settings()
     check_positive_int("concurrency", concurrency)
+    check_positive_int("jobs", jobs)
     check_positive_int("group_size", group_size)
+    if pool not in ("processes", "ray"):
+        raise ValueError(f"pool: expected processes or ray, got {pool!r}")
     if resume and out is None:
         raise ValueError("resume: needs an output file")
     seats = scientist(), lab_manager()
@@ -190,35 +212,102 @@ def run_rollouts(
         for log in resumed:
             collector.add_resumed(log)
 
-        async def play(rollout: _Rollout) -> _Played:
-            pair = scientist(), lab_manager()
-            seed = rollout_seed(rollout.cell, rollout.rollout)
-            log = await play_rollout(rollout.cell, *pair, settings, seed, rollout.episode_id)
-            stats: dict[str, float] = {}
-            usage, turns = [], []
-            for seat in pair:
-                for key, value in policy_stats(seat).items():  # type: ignore[arg-type]
-                    stats[key] = stats.get(key, 0.0) + value
-                if isinstance(seat, ChatPolicy):
-                    usage.append(seat.usage(rollout.episode_id))
-                    turns.extend(seat.turns)
-            return _Played(log, stats, usage, turns)
+        todo = rollouts[len(resumed) :]
+        if jobs == 1 or len(todo) < 2:
+            play_rollouts((scientist, lab_manager, settings, ()), todo, concurrency, collector.add)
+        else:
+            setup: RolloutSetup = (
+                scientist,
+                lab_manager,
+                settings,
+                tuple(get_template(name) for name in grid.templates),
+            )
+            chunks = _chunks(todo, jobs, concurrency)
+            if pool == "ray":
+                from replicalab.baselines.evaluation.ray_backend import ray_rollouts  # Ray is optional
 
-        async def play_all() -> None:
-            try:
-                await _play_all(rollouts[len(resumed) :], play, collector.add, concurrency)
-            finally:  # on the loop that opened them: the next run opens its own
-                for seat in seats:
-                    if isinstance(seat, ChatPolicy):
-                        await seat.backend.aclose()
-
-        asyncio.run(play_all())
+                finished: Iterator[Outcomes] = ray_rollouts(play_rollouts, chunks, setup, jobs, concurrency)
+            else:
+                finished = _pool_rollouts(chunks, setup, jobs, concurrency, stack)
+            for outcomes in finished:
+                for rollout, played in outcomes:
+                    collector.add(rollout, played)
         return collector.result(len(resumed))
 
 
 def _rollout_id(cell: Cell, seats: tuple[Seat, Seat], rollout: int | None) -> str:
     group = episode_id(cell, seats[0].name, seats[1].name)
     return group if rollout is None else f"{group}/{rollout}"
+
+
+async def _play(
+    rollout: _Rollout, scientist: SeatFactory, lab_manager: SeatFactory, settings: Settings
+) -> _Played:
+    """One rollout with fresh seats, and what its seats counted."""
+    pair = scientist(), lab_manager()
+    seed = rollout_seed(rollout.cell, rollout.rollout)
+    log = await play_rollout(rollout.cell, *pair, settings, seed, rollout.episode_id)
+    stats: dict[str, float] = {}
+    usage, turns = [], []
+    for seat in pair:
+        for key, value in policy_stats(seat).items():  # type: ignore[arg-type]
+            stats[key] = stats.get(key, 0.0) + value
+        if isinstance(seat, ChatPolicy):
+            usage.append(seat.usage(rollout.episode_id))
+            turns.extend(seat.turns)
+    return _Played(log, stats, usage, turns)
+
+
+def play_rollouts(
+    setup: RolloutSetup,
+    todo: list[_Rollout],
+    concurrency: int,
+    done: Callable[[_Rollout, _Played], None] | None = None,
+) -> Outcomes:
+    """Play `todo` in this process, `concurrency` at once, on an event loop of its own; each
+    outcome goes to `done` as it finishes, else comes back in the list (a worker's chunk)."""
+    scientist, lab_manager, settings, templates = setup
+    if templates:
+        adopt_templates(templates)
+    finished: Outcomes = []
+
+    async def play_all() -> None:
+        try:
+            await _play_all(
+                todo,
+                lambda rollout: _play(rollout, scientist, lab_manager, settings),
+                done or (lambda rollout, played: finished.append((rollout, played))),
+                concurrency,
+            )
+        finally:  # on the loop that opened them: the next run opens its own
+            for seat in (scientist(), lab_manager()):
+                if isinstance(seat, ChatPolicy):
+                    await seat.backend.aclose()
+
+    asyncio.run(play_all())
+    return finished
+
+
+def _chunks(todo: list[_Rollout], jobs: int, concurrency: int) -> list[list[_Rollout]]:
+    """Chunks of a few times `concurrency` rollouts, so a worker keeps its episodes in flight
+    across most of a chunk, and at least two a worker, so the workers share the tail."""
+    size = max(1, min(4 * concurrency, -(-len(todo) // (2 * jobs))))
+    return [todo[i : i + size] for i in range(0, len(todo), size)]
+
+
+def _init_pool_worker() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+def _pool_rollouts(
+    chunks: list[list[_Rollout]], setup: RolloutSetup, jobs: int, concurrency: int, stack: ExitStack
+) -> Iterator[Outcomes]:
+    """The chunks' outcomes as they finish, played by `jobs` worker processes."""
+    pool = stack.enter_context(ProcessPoolExecutor(max_workers=jobs, initializer=_init_pool_worker))
+    stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # on error: stop soon
+    futures = [pool.submit(play_rollouts, setup, chunk, concurrency) for chunk in chunks]
+    for future in as_completed(futures):
+        yield future.result()
 
 
 def _sidecar(path: Path, kept: set[str], stack: ExitStack) -> BinaryIO:

@@ -76,8 +76,9 @@ __all__ = [
 Backend = Literal["processes", "ray", "served"]
 BACKENDS: tuple[Backend, ...] = ("processes", "ray", "served")
 """Where `run_grid` plays episodes: `processes` (this one, or `jobs` worker processes), `ray`
-(Ray tasks, `jobs` at a time), or `served` (this process, `jobs` episodes awaiting a served
-model at once: `replicalab.baselines.evaluation.rollouts`)."""
+(Ray tasks, `jobs` at a time), or `served` (`concurrency` episodes awaiting a served model at
+once in this process, or in each of `jobs` worker processes:
+`replicalab.baselines.evaluation.rollouts`)."""
 
 
 def run_grid(
@@ -93,34 +94,42 @@ def run_grid(
     backend: Backend = "processes",
     group_size: int = 1,
     export_turns: str | os.PathLike[str] | None = None,
+    concurrency: int = 1,
 ) -> RunResult:
     """Play every cell of `grid`; write the logs to `out` (JSONL) in grid order if given.
 
     `backend="processes"` plays in this process, or in `jobs` worker processes when jobs > 1;
     `backend="ray"` plays every episode as part of a Ray task, `jobs` tasks at a time (needs
-    Ray); `backend="served"` keeps `jobs` episodes in flight in this process, for seats that await
-    a model (an `AsyncPolicy`), and alone plays `group_size` rollouts per cell and writes the turn
-    records to `export_turns` (a `RolloutResult`, see `run_rollouts`). `on_episode` is called in
+    Ray); `backend="served"` keeps `concurrency` episodes in flight in this process (or in each
+    of `jobs` worker processes), for seats that await a model (an `AsyncPolicy`), and alone plays
+    `group_size` rollouts per cell and writes the turn records to `export_turns` (a
+    `RolloutResult`, see `run_rollouts`); `backend="ray"` with such seats does the same in Ray
+    tasks. `on_episode` is called in
     grid order with the digest of every episode, resumed ones included (progress bars). Without
     `resume` an existing `out` is overwritten. Two runs cannot write one file at once.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend == "served":
+    if backend == "served" or (backend == "ray" and (_awaits(scientist) or _awaits(lab_manager))):
         return run_rollouts(
             grid,
             scientist,
             lab_manager,
             settings=settings,
-            concurrency=jobs,
+            concurrency=concurrency,
+            jobs=jobs,
+            pool="ray" if backend == "ray" else "processes",
             group_size=group_size,
             out=out,
             resume=resume,
             export_turns=export_turns,
             on_episode=on_episode,
         )
-    if group_size != 1 or export_turns is not None:
-        raise ValueError("group_size, export_turns: rollout groups and turn records need backend='served'")
+    if group_size != 1 or export_turns is not None or concurrency != 1:
+        raise ValueError(
+            "group_size, export_turns, concurrency: rollout groups, turn records and episodes in "
+            "flight need backend='served'"
+        )
     return _run_policies(
         grid,
         scientist,
@@ -132,6 +141,11 @@ def run_grid(
         on_episode,
         backend,
     )
+
+
+def _awaits(factory: SeatFactory) -> bool:
+    """Whether the seat `factory` makes awaits its moves (a served model's)."""
+    return inspect.iscoroutinefunction(factory().act)
 
 
 def _policies(factory: SeatFactory, seat: str) -> tuple[PolicyFactory, str]:

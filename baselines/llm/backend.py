@@ -10,27 +10,33 @@ server reported about it (`Completion`), or raises `LLMCallError` with one of `L
 - `llm_bad_response`: a 200 whose body is not a chat completion (not JSON, or the wrong shape);
 - `llm_empty`: a chat completion without a choice, or whose message has no content.
 
-Retries are this module's own loop over a client built with `max_retries=0`, so every retry is
-counted and every wait is known: the wait before retry n (from 0) is the server's Retry-After
+Requests go out on aiohttp, one connection pool per event loop with no cap on connections:
+its cost per request stays flat from 1 to hundreds of requests in flight, where the `openai`
+package's httpx transport spends more per request the more are open (`benchmarks.bench_llm`
+measures both). The blocking route (`complete_sync`, one request at a time) uses the `openai`
+package's client. Both routes read the same statuses, Retry-After headers and failures into the
+same codes.
+
+Retries are this module's own loop (the `openai` client is built with `max_retries=0`), so every
+retry is counted and every wait is known: the wait before retry n (from 0) is the server's Retry-After
 when it sends one, else `backoff_s * 2**n` times a jitter drawn uniformly from [0.5, 1), and never
 more than `max_backoff_s`. The jitter comes from the backend's own seeded generator; it moves
 only wall-clock time, never what an episode logs.
 
 The API key is read from `REPLICALAB_API_KEY`, else `OPENAI_API_KEY`; a local server needs none
-and gets a placeholder. The `openai` package is the optional extra `replicalab[llm]`: this module
-imports without it, and `ChatBackend` says how to install it.
+and gets a placeholder. `openai` and `aiohttp` are the optional extra `replicalab[llm]`: this
+module imports without them, and `ChatBackend` says how to install them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
+import json
 import os
-import ssl
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
@@ -38,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, f
 from replicalab.models import Contract
 
 if TYPE_CHECKING:
+    import aiohttp
     import openai
 
 __all__ = [
@@ -62,18 +69,14 @@ LLM_ERROR_CODES: tuple[LLMErrorCode, ...] = (
     "llm_empty",
 )
 API_KEY_VARIABLES = ("REPLICALAB_API_KEY", "OPENAI_API_KEY")  # read in this order
-INSTALL_HINT = "the llm backend needs the openai package: pip install 'replicalab[llm]'"
+INSTALL_HINT = "the llm backend needs the openai and aiohttp packages: pip install 'replicalab[llm]'"
 _PLACEHOLDER_KEY = "EMPTY"  # what vLLM's docs send to a server started without --api-key
 _RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx: the statuses openai's client retries
 _MAX_MESSAGE_CHARS = 300  # of a server's error text quoted in an error message
-# The client's plain `post` sends the request as built and returns the body's bytes: the typed
-# `chat.completions.create` would walk every message through its parameter types and parse a
-# ChatCompletion, about 1 ms a call that buys nothing here (the body is validated below).
+# The sync client's plain `post` sends the request as built and returns the body's bytes: the
+# typed `chat.completions.create` would walk every message through its parameter types and parse
+# a ChatCompletion, about 1 ms a call that buys nothing here (the body is validated below).
 _CHAT_PATH = "/chat/completions"
-# Requests go round-robin to this many async clients, each with its own connection pool: the
-# pool scans all its connections at every request and response, so one pool for 64 requests in
-# flight spent about a third of the client's time there.
-_ASYNC_CLIENTS = 16
 
 Messages = Sequence[Mapping[str, str]]
 
@@ -128,62 +131,86 @@ class ChatBackend:
 
     Called with the messages alone (`backend(messages)`) it is a `GenerateFn`, the route of
     `LLMScientist` and `--generate-fn`: it returns the text or raises `LLMCallError`. The async
-    clients (requests take them in turn) belong to the event loop that first used them; a call
-    from another loop gets clients of its own. `aclose()` / `close()` release the connections.
+    connection pool belongs to the event loop that first used it; a call from another loop gets
+    a pool of its own. `aclose()` / `close()` release the connections. A backend pickles as its
+    config, key and jitter generator, so worker processes can each open their own connections.
     """
 
     def __init__(self, config: BackendConfig, *, api_key: str | None = None, jitter_seed: int = 0) -> None:
         try:
+            import aiohttp
             import openai
         except ImportError:
             raise ImportError(INSTALL_HINT) from None
         self.config = config
         self._openai = openai
+        self._aiohttp = aiohttp
         self._api_key = api_key or _api_key_from_environment()
         self._jitter = np.random.default_rng(jitter_seed)
-        self._async: tuple[asyncio.AbstractEventLoop, list[openai.AsyncOpenAI]] | None = None
-        self._requests = itertools.count()  # picks the async client of a request
-        self._tls: ssl.SSLContext | None = None  # shared by the async clients
+        self._url = config.base_url + _CHAT_PATH
+        self._headers = {
+            "Authorization": f"Bearer {self._api_key}",
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
+        self._session: tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession] | None = None
         self._sync: openai.OpenAI | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "api_key": self._api_key, "jitter": self._jitter}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"], api_key=state["api_key"])  # type: ignore[misc]
+        self._jitter = state["jitter"]
 
     def __call__(self, messages: Messages) -> str:
         return self.complete_sync(messages).text
 
     async def complete(self, messages: Messages, *, seed: int | None = None) -> Completion:
-        request = self._request(messages, seed)
-        client = self._async_client()
+        body = json.dumps(self._request(messages, seed)).encode("utf-8")
+        session = self._async_session()
+        aiohttp = self._aiohttp
         started = time.perf_counter()
         for retry in range(self.config.max_retries + 1):
             try:
-                body = await client.post(_CHAT_PATH, cast_to=bytes, body=request)
-            except self._openai.APIError as error:
-                await asyncio.sleep(self._wait_or_raise(error, retry, started))
-                continue
-            return self._completion(body, started, retry)
+                async with session.post(self._url, data=body, headers=self._headers) as response:
+                    status, reply = response.status, await response.read()
+                    if 200 <= status < 300:
+                        return self._completion(reply, started, retry)
+                    failure = _status_failure(status, reply, response.headers)
+            except asyncio.TimeoutError:  # aiohttp's own timeouts are TimeoutErrors too
+                failure = self._timeout()
+            except aiohttp.ClientError as error:
+                failure = self._unreachable(error)
+            await asyncio.sleep(self._wait_or_raise(failure, retry, started))
         raise AssertionError("unreachable: the last retry raises")  # pragma: no cover
 
     def complete_sync(self, messages: Messages, *, seed: int | None = None) -> Completion:
         """`complete` for a caller without an event loop; the same retries and error codes."""
         request = self._request(messages, seed)
         if self._sync is None:
-            self._sync = self._openai.OpenAI(**self._client_arguments())
+            self._sync = self._openai.OpenAI(
+                base_url=self.config.base_url,
+                api_key=self._api_key,
+                timeout=self.config.timeout_s,
+                max_retries=0,  # retries are this module's, so that each is counted
+            )
         started = time.perf_counter()
         for retry in range(self.config.max_retries + 1):
             try:
                 body = self._sync.post(_CHAT_PATH, cast_to=bytes, body=request)
             except self._openai.APIError as error:
-                time.sleep(self._wait_or_raise(error, retry, started))
+                time.sleep(self._wait_or_raise(self._openai_failure(error), retry, started))
                 continue
             return self._completion(body, started, retry)
         raise AssertionError("unreachable: the last retry raises")  # pragma: no cover
 
     async def aclose(self) -> None:
-        if self._async is not None:
-            loop, clients = self._async
-            self._async = None
+        if self._session is not None:
+            loop, session = self._session
+            self._session = None
             if loop is asyncio.get_running_loop():
-                for client in clients:
-                    await client.close()
+                await session.close()
         self.close()
 
     def close(self) -> None:
@@ -193,27 +220,17 @@ class ChatBackend:
 
     # ------------------------------------------------------------------ the parts
 
-    def _client_arguments(self) -> dict[str, Any]:
-        return {
-            "base_url": self.config.base_url,
-            "api_key": self._api_key,
-            "timeout": self.config.timeout_s,
-            "max_retries": 0,  # retries are this module's, so that each is counted
-        }
-
-    def _async_client(self) -> openai.AsyncOpenAI:
-        """The running loop's clients in turn, each made on first use."""
+    def _async_session(self) -> aiohttp.ClientSession:
+        """The running loop's connection pool, made on first use."""
         loop = asyncio.get_running_loop()
-        if self._async is None or self._async[0] is not loop:
-            self._async = (loop, [])
-        clients = self._async[1]
-        if len(clients) < _ASYNC_CLIENTS:
-            if self._tls is None:  # loading the CA certificates takes ~50 ms: once, not per pool
-                self._tls = ssl.create_default_context()
-            pool = self._openai.DefaultAsyncHttpxClient(verify=self._tls)
-            clients.append(self._openai.AsyncOpenAI(**self._client_arguments(), http_client=pool))
-            return clients[-1]
-        return clients[next(self._requests) % _ASYNC_CLIENTS]
+        if self._session is None or self._session[0] is not loop:
+            aiohttp = self._aiohttp
+            session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=0),  # as many connections as requests in flight
+                timeout=aiohttp.ClientTimeout(total=self.config.timeout_s),
+            )
+            self._session = (loop, session)
+        return self._session[1]
 
     def _request(self, messages: Messages, seed: int | None) -> dict[str, Any]:
         config = self.config
@@ -227,29 +244,34 @@ class ChatBackend:
         request.update(config.extra_body)
         return request
 
-    def _wait_or_raise(self, error: openai.APIError, retry: int, started: float) -> float:
-        """How long to wait before the next try after `error`, or the `LLMCallError` it ends in."""
+    def _timeout(self) -> _Failure:
+        return _Failure("llm_timeout", f"no answer within {self.config.timeout_s:g} s", retriable=True)
+
+    def _unreachable(self, cause: BaseException) -> _Failure:
+        message = f"cannot reach {self.config.base_url}: {_clip(str(cause) or type(cause).__name__)}"
+        return _Failure("llm_connection_error", message, retriable=True)
+
+    def _openai_failure(self, error: openai.APIError) -> _Failure:
+        """What the sync client's `error` means, in this module's terms."""
         openai = self._openai
-        retry_after: float | None = None
         if isinstance(error, openai.APIStatusError):
-            status = error.status_code
-            code: LLMErrorCode = "llm_http_error"
-            message = f"HTTP {status}: {_clip(str(error.message))}"
-            retriable = status in _RETRY_STATUSES or status >= 500
-            retry_after = _retry_after(error.response.headers)
-        elif isinstance(error, openai.APITimeoutError):  # before APIConnectionError, its base
-            code, message, retriable = "llm_timeout", f"no answer within {self.config.timeout_s:g} s", True
-        elif isinstance(error, openai.APIConnectionError):
-            code, retriable = "llm_connection_error", True
-            message = f"cannot reach {self.config.base_url}: {_clip(str(error.__cause__ or error))}"
-        else:  # APIResponseValidationError and whatever else the client finds wrong with a body
-            code, message, retriable = "llm_bad_response", _clip(str(error)), False
-        if not retriable or retry >= self.config.max_retries:
+            return _status_failure(error.status_code, error.response.content, error.response.headers)
+        if isinstance(error, openai.APITimeoutError):  # before APIConnectionError, its base
+            return self._timeout()
+        if isinstance(error, openai.APIConnectionError):
+            return self._unreachable(error.__cause__ or error)
+        # APIResponseValidationError and whatever else the client finds wrong with a body
+        return _Failure("llm_bad_response", _clip(str(error)), retriable=False)
+
+    def _wait_or_raise(self, failure: _Failure, retry: int, started: float) -> float:
+        """How long to wait before the next try after `failure`, or the `LLMCallError` it ends in."""
+        if not failure.retriable or retry >= self.config.max_retries:
+            message = failure.message
             if retry:
                 message += f" (after {retry} {'retry' if retry == 1 else 'retries'})"
-            raise LLMCallError(code, message, latency_s=time.perf_counter() - started, retries=retry)
-        if retry_after is not None:
-            return min(retry_after, self.config.max_backoff_s)
+            raise LLMCallError(failure.code, message, latency_s=time.perf_counter() - started, retries=retry)
+        if failure.retry_after is not None:
+            return min(failure.retry_after, self.config.max_backoff_s)
         backoff = self.config.backoff_s * 2.0**retry * float(self._jitter.uniform(0.5, 1.0))
         return min(backoff, self.config.max_backoff_s)
 
@@ -282,6 +304,37 @@ class ChatBackend:
             latency_s=latency,
             retries=retries,
         )
+
+
+class _Failure(NamedTuple):
+    """One failed request, whichever client made it: what it ends in, or whether to retry."""
+
+    code: LLMErrorCode
+    message: str
+    retriable: bool
+    retry_after: float | None = None  # the server's wait, in seconds, when it named one
+
+
+def _status_failure(status: int, body: bytes, headers: Mapping[str, str]) -> _Failure:
+    """An error status: 408, 409, 429 and every 5xx are retried (after Retry-After when the
+    server sends one); the rest are refusals. The message quotes the server's error text."""
+    retriable = status in _RETRY_STATUSES or status >= 500
+    message = f"HTTP {status}: {_clip(_error_text(body))}"
+    return _Failure("llm_http_error", message, retriable, _retry_after(headers))
+
+
+def _error_text(body: bytes) -> str:
+    """The `error.message` of an OpenAI-style error body, else the body as text."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        if isinstance(message, str):
+            return message
+    return body.decode("utf-8", "replace")
 
 
 class _Reply(BaseModel):

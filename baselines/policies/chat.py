@@ -159,7 +159,8 @@ class ChatPolicy:
         self.reset(0)
 
     def reset(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)  # draws each call's sampling seed
+        self._seed = seed
+        self._rng: np.random.Generator | None = None  # made at the first call: a turn may need none
         self._counters = _Counters()
         self.turns: list[LLMTurn] = []
 
@@ -200,6 +201,8 @@ class ChatPolicy:
             except _ReplyNeeded as needed:
                 messages = needed.messages
             counters.calls += 1
+            if self._rng is None:
+                self._rng = np.random.default_rng(self._seed)  # draws each call's sampling seed
             try:
                 seed = int(self._rng.integers(_MAX_SEED))  # 31 bits: every server takes them
                 completion = await self.backend.complete(messages, seed=seed)
