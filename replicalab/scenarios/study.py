@@ -21,7 +21,7 @@ from replicalab.models import Candidates, Paper
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
 from replicalab.scenarios.wording import Fact, Meaning, say
 
-P_SAID: dict[Difficulty, float] = {"easy": 0.9, "medium": 0.8, "hard": 0.65}
+P_SAID: dict[Difficulty, float] = {"easy": 1.0, "medium": 0.95, "hard": 0.85}
 """The chance that the method paragraph states each required element."""
 P_DENIED = 0.4
 """The chance that it says, of each other candidate element, that the study did not do it."""
@@ -79,7 +79,6 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
     technique = case.techniques[int(technique_u * len(case.techniques))]
     drawn = _chosen(len(case.elements), element_ranks, case.required_count)
     elements = tuple(e for i, e in enumerate(case.elements) if i in drawn)
-    others = [e for i, e in enumerate(case.elements) if i not in drawn]
     kept = _chosen(len(case.controls), control_ranks, case.control_count)
     controls = tuple(c for i, c in enumerate(case.controls) if i in kept)
     low, high = case.sample_size_range
@@ -96,14 +95,16 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
         elif t_coins[i] < P_OTHER:
             stated.append((t, "not_used" if t_forms[i] < 0.5 else "mentioned", 2 * t_forms[i] % 1, None))
     for i, c in enumerate(case.controls):
-        if c in controls:
+        if i in kept:
             stated.append((c, "used", c_forms[i], c.clue))
         elif c_coins[i] < P_OTHER:
             stated.append((c, "not_used" if c_forms[i] < 0.5 else "mentioned", 2 * c_forms[i] % 1, None))
+    said_at = dict(zip(sorted(drawn), said, strict=False))  # the i-th required element's coin
+    denied_at = dict(zip((i for i in range(len(case.elements)) if i not in drawn), denied, strict=False))
     for i, e in enumerate(case.elements):
-        if e in elements and said[elements.index(e)] < P_SAID[level]:
+        if said_at.get(i, 1.0) < P_SAID[level]:
             stated.append((e, "used", forms[i], e.clue))
-        elif e in others and denied[others.index(e)] < P_DENIED:
+        elif denied_at.get(i, 1.0) < P_DENIED:
             stated.append((e, "not_used", forms[i], e.negated))
         if mentioned[i] < P_MENTIONED:
             stated.append((e, "mentioned", mention_forms[i], None))

@@ -39,6 +39,7 @@ def _wording() -> dict[str, object]:
     return data
 
 
+@cache
 def _frames(meaning: Meaning) -> tuple[str, ...]:
     frames = _wording()[meaning]
     assert isinstance(frames, list)
@@ -62,10 +63,16 @@ def say(name: str, meaning: Meaning, u: float, own: str | None = None) -> Fact:
     """A sentence that says `meaning` of the candidate `name`, in the form `u` in [0, 1) picks;
     `own` is the case's own sentence for it (its clue or its negation), used by the `{clue}` form
     and, for a denial, as one more form."""
+    count = len(_frames(meaning)) + (meaning == "not_used" and own is not None)
+    return _say(name, meaning, int(u * count), own)
+
+
+@lru_cache(maxsize=65536)  # a case's sentences recur across its packs
+def _say(name: str, meaning: Meaning, form: int, own: str | None) -> Fact:
     frames = _frames(meaning)
     if meaning == "not_used" and own is not None:
         frames = ("{clue}", *frames)
-    frame = frames[int(u * len(frames))]
+    frame = frames[form]
     if frame == "{clue}" and own is None:
         frame = frames[-1]
     sentence = frame.format(
