@@ -246,7 +246,7 @@ class PublicReaderScientist(_Planner):
 
     def choices(self, observation: ScientistObservation) -> Choices:
         reading = read_paper(observation.paper, observation.candidates)
-        technique = reading.techniques[0] if reading.techniques else None
+        technique = (*reading.techniques, *observation.candidates.techniques, None)[0]
         return Choices(technique, reading.elements, reading.controls, observation.paper.reported_sample_size)
 
 

@@ -41,9 +41,8 @@ class ExactNameScientist(PublicReaderScientist):
             return tuple(n for n in names if any(mentions(n, s) for s in plain))
 
         c = observation.candidates
-        techniques = named(c.techniques)
         return Choices(
-            techniques[0] if techniques else None,
+            (*named(c.techniques), *c.techniques, None)[0],
             named(c.elements),
             named(c.controls),
             observation.paper.reported_sample_size,
@@ -116,9 +115,8 @@ def _public_choices(pack: NormalizedScenarioPack) -> Choices:
     """The candidates the method of `pack` says its study used, and the reported sample size."""
     used = {f.candidate for f in paper_facts(pack) if f.meaning == "used"}
     c = pack.candidates
-    techniques = [t for t in c.techniques if t in used]
     return Choices(
-        techniques[0] if techniques else None,
+        next((t for t in c.techniques if t in used), None),
         tuple(e for e in c.elements if e in used),
         tuple(k for k in c.controls if k in used),
         pack.paper.reported_sample_size,
