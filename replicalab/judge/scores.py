@@ -46,7 +46,7 @@ SPARE_CONTROLS = 2  # distinct controls beyond the lab's minimum before they cou
 
 RIGOR_WEIGHTS = (0.55, 0.2, 0.15, 0.1)  # sample size, controls, review, duration
 _FIDELITY_WEIGHTS = (0.45, 0.2, 0.15, 0.2)  # required elements, technique, original controls, items
-DISTRACTOR_PENALTY = 1.0  # credit lost per candidate (element, control, technique) the study did not use
+DISTRACTOR_PENALTY = 1.5  # credit lost per candidate (element, control, technique) the study did not use
 _HARD_FAILURE = 0.25  # feasibility factor per failed dimension
 _SOFT_WARNING = 0.95  # feasibility factor per soft-constraint warning
 _UNNEEDED_ITEM = 0.25  # parsimony: 1 / (1 + 0.25 per unneeded item)
