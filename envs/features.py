@@ -30,9 +30,17 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 | `item[i].requested` | the protocol on the table requests it | 0/1 |
 | `item[i].price` | what the lab charges for it, once it has said (`rates.revealed`) | / 200 |
 | `rates.revealed`, `.per_sample`, `.per_day`, `.per_control` | the Lab Manager has answered a question about costs, and the rates it gave (0 until then) | 0/1, / 20, / 100, / 50 |
-| `control[j].included`, `.affirmed` | the protocol includes the j-th control of the pack's vocabulary; the paper's method says the study ran it | 0/1 |
-| `element[i].present`, `.affirmed`, `.denied`, `.addressed` | the pack's i-th candidate element exists; the method says the study used it; it says the study did not; the protocol's rationale addresses it | 0/1 |
-| `technique[k].chosen`, `.affirmed` | the protocol's technique is the k-th of the vocabulary; the method says the study used it | one-hot, 0/1 |
+| `control[j].included` | the protocol includes the j-th control of the pack's vocabulary | 0/1 |
+| `element[i].present`, `.addressed` | the pack's i-th candidate element exists; the protocol's rationale addresses it | 0/1 |
+| `technique[k].chosen` | the protocol's technique is the k-th of the vocabulary | one-hot |
+| `…[i].mentions` | sentences of the method that mention the candidate (its exact words, or at least half its content words) | / 4 |
+| `…[i].exact` | some mention has its exact words in order | 0/1 |
+| `…[i].partial` | the largest share of its content words in one sentence | 0-1 |
+| `…[i].negation`, `.contrast`, `.hedge` | some mentioning sentence has a negation word ("no", "not", "without"), a contrast word ("rather", "instead", "dropped", "unlike", "future"), a word of other work ("related", "earlier", "prior", "limitation") | 0/1 |
+| `…[i].former`, `.latter`, `.first` | some mentioning sentence refers back to "the former" / "the latter"; the candidate's words start in its first half | 0/1 |
+
+The `…` columns exist for `technique[k]`, `control[j]` and `element[i]` alike: they are cues a
+reader notices, never a verdict on what the study did (see `docs/observation.md`).
 
 The Lab Manager's vector goes on with what it answers from:
 
@@ -61,7 +69,7 @@ from replicalab.episode import (
     Episode,
 )
 from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind
-from replicalab.reading import read_paper
+from replicalab.reading import Cue, cues
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
 from replicalab.text import mentions
 
@@ -78,13 +86,30 @@ PROTOCOL_FIELDS = ("present", "sample_size", "duration_days", "controls", "cost"
 ITEM_FIELDS = ("present", "available", "essential", "equipment", "has_substitute", "requested", "price")
 RATE_FIELDS = ("revealed", "per_sample", "per_day", "per_control")
 SUGGESTION_FIELDS = ("exists", "improved", "remaining_failures")
-TECHNIQUE_FIELDS = ("chosen", "affirmed")
-CONTROL_FIELDS = ("included", "affirmed")
-ELEMENT_FIELDS = ("present", "affirmed", "denied", "addressed")
+CUE_FIELDS = ("mentions", "exact", "partial", "negation", "contrast", "hedge", "former", "latter", "first")
+"""What a reader notices about a candidate in the method (`replicalab.reading.cues`), no verdict."""
+TECHNIQUE_FIELDS = ("chosen", *CUE_FIELDS)
+CONTROL_FIELDS = ("included", *CUE_FIELDS)
+ELEMENT_FIELDS = ("present", *CUE_FIELDS, "addressed")
+_MAX_MENTIONS = 4  # sentences mentioning one candidate, the `mentions` scale
 _REQUESTED = ITEM_FIELDS.index("requested")
 _PRICE = ITEM_FIELDS.index("price")
 _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
 _SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
+
+
+def _cue_row(found: tuple[Cue, ...]) -> tuple[float, ...]:
+    """`CUE_FIELDS` of a candidate: how many sentences mention it, whether one names it exactly,
+    the best share of its words, and whether some mention carries each cue."""
+    if not found:
+        return (0.0,) * len(CUE_FIELDS)
+    flags = [any(getattr(cue, field) for cue in found) for field in CUE_FIELDS[3:]]
+    return (
+        min(1.0, len(found) / _MAX_MENTIONS),
+        float(any(cue.exact for cue in found)),
+        max(cue.share for cue in found),
+        *map(float, flags),
+    )
 
 
 class Piece(NamedTuple):
@@ -201,16 +226,18 @@ class Observer:
         self._lab_manager_static[: shared.size] = shared
 
     def _read_paper(self, layout: Layout, codec: ScientistCodec) -> None:
-        """The slots the paper's method affirms (and the elements it denies), read once."""
-        reading = read_paper(codec.scenario.paper, codec.scenario.candidates)
-        out = self._scientist_static
-        for k, name in enumerate(codec.techniques):
-            out[layout.start["technique"] + k * len(TECHNIQUE_FIELDS) + 1] = name in reading.techniques
-        for j, name in enumerate(codec.controls):
-            out[layout.start["control"] + j * len(CONTROL_FIELDS) + 1] = name in reading.controls
+        """Each candidate's cues in the paper's method, read once."""
+        paper, out = codec.scenario.paper, self._scientist_static
+        for piece, names, width in (
+            ("technique", codec.techniques, len(TECHNIQUE_FIELDS)),
+            ("control", codec.controls, len(CONTROL_FIELDS)),
+            ("element", codec.elements, len(ELEMENT_FIELDS)),
+        ):
+            for k, name in enumerate(names):
+                base = layout.start[piece] + k * width + 1
+                out[base : base + len(CUE_FIELDS)] = _cue_row(cues(paper, name)) if name else 0.0
         for i, name in enumerate(codec.elements):
-            base = layout.start["element"] + i * len(ELEMENT_FIELDS)
-            out[base : base + 3] = (1.0, name in reading.elements, name in reading.denied_elements)
+            out[layout.start["element"] + i * len(ELEMENT_FIELDS)] = bool(name)
 
     def scientist(self, episode: Episode) -> np.ndarray:
         """The Scientist's features now."""
@@ -239,7 +266,7 @@ class Observer:
                 out[layout.start["control"] + slot * len(CONTROL_FIELDS)] = 1.0
         for i, name in enumerate(codec.elements):
             if mentions(name, protocol.rationale):
-                out[layout.start["element"] + i * len(ELEMENT_FIELDS) + 3] = 1.0
+                out[layout.start["element"] + i * len(ELEMENT_FIELDS) + len(ELEMENT_FIELDS) - 1] = 1.0
         slot = codec.technique_slot(protocol.technique)
         if slot is not None:
             out[layout.start["technique"] + slot * len(TECHNIQUE_FIELDS)] = 1.0

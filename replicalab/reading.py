@@ -1,12 +1,13 @@
 """What a careful reader takes from a paper: which of the public candidates its method says the
-study used, and which it says the study did not.
+study used.
 
-A pack's method paragraph is written from the study it reports: a clue sentence affirms each
-choice the study made (the technique, its controls, most of its elements) and a "did not"
-sentence denies some of the others. Reading is negation-aware (`replicalab.text.affirmed`), so a
-denied element is not taken for a used one. The structured observation and the public-reader
-probe read papers through this one function, and `addresses` is the rationale a plan built
-from such choices states, in text mode and structured mode alike.
+A pack's method paragraph says what its study did in varied surface forms: a candidate's own
+words or a paraphrase that keeps some of them, denials with or without a negation word ("rather
+than", "considered and dropped", "left for future work"), indirect references ("kept the
+latter") and mentions of other work that say nothing about this study. `cues` lists what a
+reader notices about each candidate, sentence by sentence, and no verdict; `read_paper` is the
+project's reader built on them (the public reader probe's), and `addresses` is the rationale a
+plan built from such choices states, in text mode and structured mode alike.
 """
 
 from __future__ import annotations
@@ -15,11 +16,29 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from replicalab.models import Candidates, Paper
-from replicalab.text import affirmed, mentions, sentences
+from replicalab.text import NEGATIONS, content_words, mentions, sentences, words
+
+CONTRAST = frozenset(["rather", "instead", "unlike", "dropped", "considered", "future", "abandoned"])
+HEDGE = frozenset(["related", "earlier", "prior", "debated", "reviewers", "limitation", "literature"])
+PARTIAL = 0.5  # share of a candidate's content words that makes a sentence a mention of it
+
+
+class Cue(NamedTuple):
+    """What one sentence shows about one candidate it mentions (exactly or in part)."""
+
+    sentence: int  # the sentence's number in the method
+    exact: bool  # the candidate's words occur in order
+    share: float  # the share of its content words in the sentence
+    negation: bool  # a negation word ("no", "not", "without", ...) in the sentence
+    contrast: bool  # a contrast word ("rather", "instead", "dropped", ...)
+    hedge: bool  # a word of other work ("related", "earlier", "prior", ...)
+    former: bool  # the sentence refers back to "the former"
+    latter: bool  # ... or to "the latter"
+    first: bool  # the candidate's first word comes before the sentence's midpoint
 
 
 class Reading(NamedTuple):
-    """The candidates a paper's method affirms, and the elements it names only to deny."""
+    """The candidates a paper's method says the study used, and the elements it says it did not."""
 
     techniques: tuple[str, ...]
     elements: tuple[str, ...]
@@ -27,31 +46,68 @@ class Reading(NamedTuple):
     denied_elements: tuple[str, ...]
 
 
+def cues(paper: Paper, name: str) -> tuple[Cue, ...]:
+    """Every sentence of `paper`'s method that mentions the candidate `name`, with its cues."""
+    return _cues(paper.method, name)
+
+
+@lru_cache(maxsize=16384)  # (method, candidate) pairs recur across the packs of a case
+def _cues(method: str, name: str) -> tuple[Cue, ...]:
+    wanted = content_words(name)
+    found = []
+    for number, sentence in enumerate(sentences(method)):
+        tokens = words(sentence)
+        present = wanted & frozenset(tokens)
+        share = len(present) / len(wanted) if wanted else 0.0
+        if share < PARTIAL:
+            continue
+        bag = frozenset(tokens)
+        start = min(tokens.index(w) for w in present)
+        found.append(
+            Cue(
+                number,
+                mentions(name, sentence),
+                share,
+                bool(bag & NEGATIONS),
+                bool(bag & CONTRAST),
+                bool(bag & HEDGE),
+                "former" in bag,
+                "latter" in bag,
+                start < len(tokens) / 2,
+            )
+        )
+    return tuple(found)
+
+
+def verdict(cue: Cue) -> bool | None:
+    """The project's reading of one cue: True (used), False (not used), None (no information)."""
+    if cue.former or cue.latter:
+        return cue.first == cue.former
+    if cue.negation or cue.contrast:
+        return False
+    if cue.hedge:
+        return None
+    return True
+
+
 def read_paper(paper: Paper, candidates: Candidates) -> Reading:
-    """Which of `candidates` the method of `paper` affirms (in the candidates' order), read
-    sentence by sentence: a method's sentences recur across the packs of a case, so what each
-    says of each candidate is worked out once."""
-    parts = sentences(paper.method)
+    """Which of `candidates` the method of `paper` says the study used (in the candidates'
+    order): a candidate is used when some sentence mentioning it reads as a use, and denied when
+    some reads as a denial and none as a use."""
 
-    def said(names: list[str]) -> tuple[str, ...]:
-        return tuple(name for name in names if any(_says(part, name) == _AFFIRMED for part in parts))
+    def said(names: list[str], wanted: bool) -> tuple[str, ...]:
+        return tuple(n for n in names if _says(paper.method, n, wanted))
 
-    elements = said(candidates.elements)
-    denied = tuple(
-        e for e in candidates.elements if e not in elements and any(_says(part, e) for part in parts)
+    return Reading(
+        said(candidates.techniques, True),
+        said(candidates.elements, True),
+        said(candidates.controls, True),
+        tuple(e for e in said(candidates.elements, False) if not _says(paper.method, e, True)),
     )
-    return Reading(said(candidates.techniques), elements, said(candidates.controls), denied)
 
 
-_AFFIRMED = 2  # `_says`: the sentence names the candidate and does not deny it
-
-
-@lru_cache(maxsize=16384)  # (sentence, candidate) pairs recur across every pack of a case
-def _says(sentence: str, name: str) -> int:
-    """0: `sentence` does not name `name`; 1: it names it only to deny it; 2: it affirms it."""
-    if not mentions(name, sentence):
-        return 0
-    return _AFFIRMED if affirmed(name, sentence) else 1
+def _says(method: str, name: str, wanted: bool) -> bool:
+    return any(verdict(cue) is wanted for cue in _cues(method, name))
 
 
 def addresses(elements: tuple[str, ...] | list[str]) -> str:

@@ -9,7 +9,7 @@ the longest duration). They differ only in where those text choices come from:
 - `MemorizerScientist` remembers, for each paper title of the train split, the choices the
   hidden study made most often over the packs it was fitted on (the study's draw does not
   depend on the difficulty, so the title is the whole public key). On a paper
-  it never saw it plays the baseline. What it scores on held-out papers against what it scores
+  it never saw it plays the blind policy, so what it scores above the blind one is memory. What it scores on held-out papers against what it scores
   on train papers is the generalization gap.
 - `PublicReaderScientist` reads the paper's method (`replicalab.reading`): the candidates it
   affirms, and the sample size the key finding reports.
@@ -246,7 +246,7 @@ class PublicReaderScientist(_Planner):
 
     def choices(self, observation: ScientistObservation) -> Choices:
         reading = read_paper(observation.paper, observation.candidates)
-        technique = reading.techniques[0] if reading.techniques else None
+        technique = (*reading.techniques, *observation.candidates.techniques, None)[0]
         return Choices(technique, reading.elements, reading.controls, observation.paper.reported_sample_size)
 
 
@@ -261,16 +261,19 @@ class BlindScientist(_Planner):
         super().__init__(opening, answer)
 
     def choices(self, observation: ScientistObservation) -> Choices:
-        c = observation.candidates
-        technique = c.techniques[0] if c.techniques else None
-        return Choices(
-            technique, tuple(c.elements), tuple(c.controls), observation.paper.reported_sample_size
-        )
+        return every_candidate(observation)
+
+
+def every_candidate(observation: ScientistObservation) -> Choices:
+    """Every candidate element and control, the first technique, the reported sample size."""
+    c = observation.candidates
+    technique = c.techniques[0] if c.techniques else None
+    return Choices(technique, tuple(c.elements), tuple(c.controls), observation.paper.reported_sample_size)
 
 
 class MemorizerScientist(_Planner):
     """Plays, for a paper it was fitted on, the choices its study made most often; otherwise the
-    baseline. Fitted on the train split's packs of `seeds` (every registered template and
+    blind policy's. Fitted on the train split's packs of `seeds` (every registered template and
     difficulty unless given)."""
 
     name = "memorizer"
@@ -281,7 +284,7 @@ class MemorizerScientist(_Planner):
         templates: Iterable[str] | None = None,
         difficulties: Iterable[str] = DIFFICULTIES,
     ) -> None:
-        super().__init__()
+        super().__init__("ask", "revise")
         seen: dict[str, list[Choices]] = {}
         levels = tuple(difficulties)
         for template in templates or template_names():
@@ -300,7 +303,7 @@ class MemorizerScientist(_Planner):
         self.table = {key: _most_often(plays) for key, plays in seen.items()}
 
     def choices(self, observation: ScientistObservation) -> Choices | None:
-        return self.table.get(observation.paper.title)
+        return self.table.get(observation.paper.title) or every_candidate(observation)
 
 
 def _most_often(plays: list[Choices]) -> Choices:

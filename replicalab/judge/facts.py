@@ -36,7 +36,9 @@ class CaseFacts:
     elements: tuple[tuple[str, frozenset[str]], ...]  # required element, its content words
     distractors: tuple[tuple[str, frozenset[str]], ...]  # the other candidate elements, likewise
     controls: tuple[tuple[str, frozenset[str]], ...]  # the study's original controls, likewise
+    stray_controls: tuple[tuple[str, frozenset[str]], ...]  # the candidate controls it did not run
     technique_words: frozenset[str]  # content words of the study's technique
+    stray_techniques: tuple[frozenset[str], ...]  # content words of each other candidate technique
 
 
 _allowed = attrgetter("allowed")
@@ -67,7 +69,13 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
         elements=elements,
         distractors=_words_of(others),
         controls=_words_of(tuple(reference.original_controls)),
+        stray_controls=_words_of(
+            tuple(c for c in pack.candidates.controls if c not in reference.original_controls)
+        ),
         technique_words=technique_words,
+        stray_techniques=tuple(
+            content_words(t) for t in pack.candidates.techniques if t != reference.technique
+        ),
     )
 
 

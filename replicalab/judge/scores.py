@@ -18,8 +18,12 @@ cheap ways to look good do not pay:
   the share of the case's technique words in its window, so pasting the method paragraph there
   does not pay either. Flexible elements are not read at all: changing them costs nothing.
 - Fidelity also charges, against the elements' credit, every candidate element the study did
-  not use that the plan addresses (`DISTRACTOR_PENALTY`), so naming every candidate does not
-  pay; and it credits the share of the study's own controls among the plan's controls.
+  not use that the plan addresses (`DISTRACTOR_PENALTY`, one element's full credit), and likewise
+  every candidate control the study did not run against the original-controls credit, and every
+  other candidate technique the technique's window names against the technique credit. A claim
+  the paper does not back is a coin the study drew against the plan more often than for it, so
+  claiming it loses on average: guessing never beats leaving it out, and naming several
+  techniques never beats naming one.
 - Rigor saturates: sample-size credit grows as n / reported n and caps at the sample size
   the paper reports (twice the minimum when it reports none); controls count up to what the lab
   asks for.
@@ -42,7 +46,7 @@ SPARE_CONTROLS = 2  # distinct controls beyond the lab's minimum before they cou
 
 RIGOR_WEIGHTS = (0.55, 0.2, 0.15, 0.1)  # sample size, controls, review, duration
 _FIDELITY_WEIGHTS = (0.45, 0.2, 0.15, 0.2)  # required elements, technique, original controls, items
-DISTRACTOR_PENALTY = 0.5  # elements credit lost per candidate element the study did not use
+DISTRACTOR_PENALTY = 1.5  # credit lost per candidate (element, control, technique) the study did not use
 _HARD_FAILURE = 0.25  # feasibility factor per failed dimension
 _SOFT_WARNING = 0.95  # feasibility factor per soft-constraint warning
 _UNNEEDED_ITEM = 0.25  # parsimony: 1 / (1 + 0.25 per unneeded item)
@@ -95,13 +99,16 @@ def _requested(items: tuple[str, ...]) -> tuple[frozenset[str], int]:
 
 
 class Reference(NamedTuple):
-    """What fidelity compares a plan's words with: the study's elements, the candidates it did not
-    use, its controls (each with its content words) and its technique's content words."""
+    """What fidelity compares a plan's words with: the study's elements, the candidate elements it
+    did not use, its controls and the candidate controls it did not run (each with its content
+    words), its technique's content words and those of the other candidate techniques."""
 
     elements: tuple[tuple[str, frozenset[str]], ...]
     distractors: tuple[tuple[str, frozenset[str]], ...]
     controls: tuple[tuple[str, frozenset[str]], ...]
+    stray_controls: tuple[tuple[str, frozenset[str]], ...]
     technique: frozenset[str]
+    stray_techniques: tuple[frozenset[str], ...]
 
 
 class Wording(NamedTuple):
@@ -147,7 +154,14 @@ def _wording(
 
 def wording_of(plan: Plan, facts: CaseFacts) -> Wording:
     """What `plan`'s words earn in the case of `facts`."""
-    reference = Reference(facts.elements, facts.distractors, facts.controls, facts.technique_words)
+    reference = Reference(
+        facts.elements,
+        facts.distractors,
+        facts.controls,
+        facts.stray_controls,
+        facts.technique_words,
+        facts.stray_techniques,
+    )
     return _wording(
         facts.min_controls, facts.reviews, reference, plan.technique, plan.controls, plan.rationale
     )
@@ -254,13 +268,24 @@ def _text_fidelity(
     )
     if technique_credit < 1.0:
         notes.append(f"fidelity: technique names {len(used)} of the method's key words")
+    other_techniques = sum(_share(wanted, opening) >= ADDRESSED for wanted in reference.stray_techniques)
+    if other_techniques:
+        notes.append(f"fidelity: technique also names {other_techniques} variant(s) the study did not run")
+        technique_credit = max(0.0, technique_credit - DISTRACTOR_PENALTY * other_techniques)
     planned = [content_words(control) for control in controls]
-    matched = sum(
-        any(_share(wanted, words) >= ADDRESSED for words in planned) for _, wanted in reference.controls
-    )
-    original = matched / len(reference.controls) if reference.controls else 1.0
-    if original < 1.0:
+
+    def runs(wanted: frozenset[str]) -> bool:
+        return any(_share(wanted, words) >= ADDRESSED for words in planned)
+
+    matched = sum(runs(wanted) for _, wanted in reference.controls)
+    extra = sum(runs(wanted) for _, wanted in reference.stray_controls)
+    original = 1.0
+    if reference.controls:
+        original = max(0.0, matched - DISTRACTOR_PENALTY * extra) / len(reference.controls)
+    if matched < len(reference.controls):
         notes.append(f"fidelity: {matched} of the study's {len(reference.controls)} controls")
+    if extra:
+        notes.append(f"fidelity: {extra} candidate control(s) the study did not run")
     return elements, technique_credit, original, tuple(notes)
 
 

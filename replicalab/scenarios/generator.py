@@ -20,9 +20,9 @@ Scientist learns by asking or from the quote of a plan it proposed.
 Every pack admits a protocol that passes all seven checks: the case's minimal plan with the
 substitutes swapped in (`minimal_protocol`), which the bounds are computed from.
 
-All randomness is one block of uniforms (the lab's `Draws`, then the study's) from a
-`default_rng` seeded with one integer that packs seed, template, split and difficulty side by
-side, so a pack is identical in any process.
+All randomness is one block of uniforms (the lab's `Draws`, the study's, the prices', the
+paper's wording) from a `default_rng` seeded with one integer that packs seed, template, split
+and difficulty side by side, so a pack is identical in any process.
 """
 
 from __future__ import annotations
@@ -53,15 +53,17 @@ from replicalab.scenarios.plan import (
 )
 from replicalab.scenarios.registry import check_difficulty, check_split
 from replicalab.scenarios.rules import adequate_days, lab_constraints
-from replicalab.scenarios.study import STUDY_DRAWS, Study, draw_study
+from replicalab.scenarios.study import STUDY_DRAWS, WORDING_DRAWS, Study, draw_study
 from replicalab.scenarios.types import (
     DIFFICULTIES,
     SPLITS,
     Difficulty,
     LabFacts,
     NormalizedScenarioPack,
+    PaperCase,
     Split,
 )
+from replicalab.scenarios.wording import Fact
 
 DEFAULT_MAX_ROUNDS = 6
 LAB_DRAWS = 64  # uniforms the lab's decisions draw (`Draws`)
@@ -122,10 +124,12 @@ class Draws(NamedTuple):
 
 
 def _uniforms(seed: int, template_key: int, split: Split, level: Difficulty) -> list[float]:
-    """A pack's uniforms: the lab's block, then its study's. One integer entropy (seed, template,
-    split and difficulty side by side) gives every combination its own stream."""
+    """A pack's uniforms: the lab's block, its study's, its prices', then its paper's wording. One
+    integer entropy (seed, template, split and difficulty side by side) gives every combination
+    its own stream."""
     entropy = (seed << 36) | (template_key << 4) | (SPLITS.index(split) << 2) | DIFFICULTIES.index(level)
-    values: list[float] = np.random.default_rng(entropy).random(LAB_DRAWS + STUDY_DRAWS + RATE_DRAWS).tolist()
+    draws = LAB_DRAWS + STUDY_DRAWS + RATE_DRAWS + WORDING_DRAWS
+    values: list[float] = np.random.default_rng(entropy).random(draws).tolist()
     return values
 
 
@@ -144,12 +148,12 @@ def generate_scenario(
     u = _uniforms(seed, plan.key, part, level)
     draws = Draws.of(u[:LAB_DRAWS])
     case = cases[int(draws.case * len(cases))]
-    study = draw_study(case.case, level, u[LAB_DRAWS:])
+    study = _study(case.case, level, u)
     rescues = _choose_rescues(case.needs, level, draws)
     listing = _list_needs(case.needs, rescues, plan.spares)
     listing.update(_pick_extras(plan.catalogue, listing, level, draws))
     substitutions = [sub for _, sub in rescues] + _optional_substitutions(plan, listing, rescues, draws)
-    rates = _rates(level, listing, substitutions, u[LAB_DRAWS + STUDY_DRAWS :])
+    rates = _rates(level, listing, substitutions, u[LAB_DRAWS + STUDY_DRAWS : -WORDING_DRAWS])
     swaps = {need.stock.name: sub.alternative for need, sub in rescues}
     lab = _lab_facts(case, study, level, draws, plan.data.safety_restrictions, rates, swaps)
     return _assemble(
@@ -162,6 +166,24 @@ def generate_scenario(
         substitutions,
         lab,
     )
+
+
+def _study(case: PaperCase, level: Difficulty, u: list[float]) -> Study:
+    """The study a pack's uniforms `u` draw for `case`."""
+    return draw_study(case, level, u[LAB_DRAWS : LAB_DRAWS + STUDY_DRAWS], u[-WORDING_DRAWS:])
+
+
+def paper_facts(pack: NormalizedScenarioPack) -> tuple[Fact, ...]:
+    """What each sentence of `pack`'s method states (`Study.facts`), drawn again from the pack's
+    seed: public meanings of public sentences, the ceiling of what reading can recover. Raises a
+    ValueError when the pack is not the one its (seed, template, difficulty, split) generate."""
+    plan = template_plan(pack.template)
+    u = _uniforms(pack.seed, plan.key, pack.split, pack.difficulty)
+    case = next((c.case for c in plan.cases[pack.split] if c.case.case_id == pack.case_id), None)
+    study = None if case is None else _study(case, pack.difficulty, u)
+    if study is None or study.paper != pack.paper:
+        raise ValueError(f"pack: {pack.scenario_id} is not the pack its seed generates")
+    return study.facts
 
 
 def _check_seed(seed: object) -> int:

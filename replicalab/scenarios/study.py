@@ -3,12 +3,14 @@
 A case lists what its study could have done: technique variants, candidate method elements,
 candidate controls, a range of sample sizes and of headline numbers. Each pack draws one of
 each, and the public paper is written from the draw: the method paragraph is the case's fixed
-opening followed by clue sentences (the technique's, each original control's, each required
-element's with a difficulty-dependent chance, and a "did not" sentence for some of the other
-elements) in a drawn order; the key finding states the drawn sample size and number. So a
-careful reader recovers most of what the judge's fidelity rewards, while remembering a title
-recovers nothing that changes from pack to pack. Nothing public is read off the hidden spec:
-both come from the draw.
+opening followed, in a drawn order, by sentences in varied surface forms (`wording`): one that
+says the study used its technique, each original control, and each required element with a
+difficulty-dependent chance; one that says it did not use some of the other candidates; and
+mentions of some candidates that say nothing about this study. The key finding states the drawn
+sample size and number. Every sentence comes with the `Fact`s it states (`Study.facts`), so the
+public-information ceiling is exact. A careful reader recovers most of what the judge's fidelity
+rewards, while remembering a title recovers nothing that changes from pack to pack. Nothing
+public is read off the hidden spec: both come from the draw.
 """
 
 from __future__ import annotations
@@ -17,14 +19,32 @@ from dataclasses import dataclass
 
 from replicalab.models import Candidates, Paper
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
+from replicalab.scenarios.wording import Fact, Meaning, say
 
-P_SAID: dict[Difficulty, float] = {"easy": 0.9, "medium": 0.8, "hard": 0.65}
+P_SAID: dict[Difficulty, float] = {"easy": 1.0, "medium": 0.95, "hard": 0.85}
 """The chance that the method paragraph states each required element."""
 P_DENIED = 0.4
 """The chance that it says, of each other candidate element, that the study did not do it."""
+P_OTHER = 0.5
+"""The chance that it says, of each technique variant and control the study did not use, so."""
+P_MENTIONED = 0.3
+"""The chance that it mentions a candidate element, in a sentence about other work."""
 STUDY_DRAWS = 64
 """Uniforms one study draws (the most any case can use, so cases never shift each other's)."""
-_SLOTS = (1, 8, 6, 1, 1, 8, 8, 16)  # technique, element ranks, control ranks, n, target, said, denied, order
+WORDING_DRAWS = 96
+"""Uniforms its wording draws: forms, the other candidates' coins and the sentences' order."""
+_SLOTS = (
+    1,
+    8,
+    6,
+    1,
+    1,
+    8,
+    8,
+    16,
+)  # technique, element ranks, control ranks, n, target, said, denied, (unused)
+_WORDING_SLOTS = (8, 8, 8, 4, 4, 6, 6, 40)  # element forms, mentions, mention forms, technique
+# coins, technique forms, control coins, control forms, order
 
 
 @dataclass(frozen=True)
@@ -37,6 +57,7 @@ class Study:
     sample_size: int
     target: str  # the headline number as the paper prints it
     paper: Paper
+    facts: tuple[Fact, ...]  # what each sentence of the method states, in the paper's order
     hypothesis: str
     success_criteria: tuple[str, ...]
     reference: HiddenReferenceSpec
@@ -51,24 +72,46 @@ def candidates_of(case: PaperCase) -> Candidates:
     )
 
 
-def draw_study(case: PaperCase, level: Difficulty, u: list[float]) -> Study:
-    """The study of a pack, from `STUDY_DRAWS` uniforms in [0, 1)."""
-    technique_u, element_ranks, control_ranks, n_u, target_u, said, denied, order = _split(u)
+def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list[float]) -> Study:
+    """The study of a pack, from `STUDY_DRAWS` uniforms in [0, 1) and `WORDING_DRAWS` more for
+    the way its paper says it."""
+    (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied, _ = _split(u, _SLOTS)
     technique = case.techniques[int(technique_u * len(case.techniques))]
     drawn = _chosen(len(case.elements), element_ranks, case.required_count)
     elements = tuple(e for i, e in enumerate(case.elements) if i in drawn)
-    others = [e for i, e in enumerate(case.elements) if i not in drawn]
     kept = _chosen(len(case.controls), control_ranks, case.control_count)
     controls = tuple(c for i, c in enumerate(case.controls) if i in kept)
     low, high = case.sample_size_range
     n = low + int(n_u * (high - low + 1))
     t_low, t_high = case.target_range
     target = f"{t_low + (t_high - t_low) * target_u:.{case.target_decimals}f}"
-    sentences = [technique.clue, *(c.clue for c in controls)]
-    sentences += [e.clue for e, coin in zip(elements, said, strict=False) if coin < P_SAID[level]]
-    sentences += [e.negated for e, coin in zip(others, denied, strict=False) if coin < P_DENIED]
-    ranked = sorted(range(len(sentences)), key=lambda i: order[i % len(order)])
-    method = " ".join([case.method_intro, *(sentences[i] for i in ranked)])
+    forms, mentioned, mention_forms, t_coins, t_forms, c_coins, c_forms, order = _split(
+        wording, _WORDING_SLOTS
+    )
+    stated: list[tuple[Choice, Meaning, float, str | None]] = []
+    for i, t in enumerate(case.techniques):
+        if t is technique:
+            stated.append((t, "used", t_forms[i], t.clue))
+        elif t_coins[i] < P_OTHER:
+            stated.append((t, "not_used" if t_forms[i] < 0.5 else "mentioned", 2 * t_forms[i] % 1, None))
+    for i, c in enumerate(case.controls):
+        if i in kept:
+            stated.append((c, "used", c_forms[i], c.clue))
+        elif c_coins[i] < P_OTHER:
+            stated.append((c, "not_used" if c_forms[i] < 0.5 else "mentioned", 2 * c_forms[i] % 1, None))
+    said_at = dict(zip(sorted(drawn), said, strict=False))  # the i-th required element's coin
+    denied_at = dict(zip((i for i in range(len(case.elements)) if i not in drawn), denied, strict=False))
+    for i, e in enumerate(case.elements):
+        if said_at.get(i, 1.0) < P_SAID[level]:
+            stated.append((e, "used", forms[i], e.clue))
+        elif denied_at.get(i, 1.0) < P_DENIED:
+            stated.append((e, "not_used", forms[i], e.negated))
+        if mentioned[i] < P_MENTIONED:
+            stated.append((e, "mentioned", mention_forms[i], None))
+    facts = [say(choice.name, meaning, form, own) for choice, meaning, form, own in stated]
+    ranked = sorted(range(len(facts)), key=lambda i: order[i % len(order)])
+    facts = [facts[i] for i in ranked]
+    method = " ".join([case.method_intro, *(fact.sentence for fact in facts)])
 
     def filled(text: str) -> str:
         return text.replace("{n}", str(n)).replace("{target}", target)
@@ -98,30 +141,21 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float]) -> Study:
         sample_size=n,
         target=target,
         paper=paper,
+        facts=tuple(facts),
         hypothesis=hypothesis,
         success_criteria=tuple(filled(text) for text in case.success_criteria),
         reference=reference,
     )
 
 
-def _split(
-    u: list[float],
-) -> tuple[float, list[float], list[float], float, float, list[float], list[float], list[float]]:
+def _split(u: list[float], slots: tuple[int, ...]) -> list[list[float]]:
+    """`u` cut into consecutive slices of the `slots`' widths; a width-1 slice is a single draw."""
     parts: list[list[float]] = []
     start = 0
-    for width in _SLOTS:
+    for width in slots:
         parts.append(u[start : start + width])
         start += width
-    return (
-        parts[0][0],
-        parts[1],
-        parts[2],
-        parts[3][0],
-        parts[4][0],
-        parts[5],
-        parts[6],
-        parts[7],
-    )
+    return parts
 
 
 def _chosen(n: int, ranks: list[float], k: int) -> frozenset[int]:

@@ -1,0 +1,138 @@
+"""Reference readers: Scientists that differ only in what they take from the paper.
+
+Each plays the public reader's negotiation (`probes.PublicReaderScientist`: ask what the lab
+charges, propose the plan that fits, revise with what the reply teaches) and proposes the
+reported sample size; only `choices` differs:
+
+- `ExactNameScientist`: a candidate whose exact name occurs in a sentence with no negation word
+  (the ten-line regex reader).
+- `PriorScientist`: reads nothing; claims the candidates that the study drew at least half the
+  time at the same position and name length on the train split.
+- `PublicOracleScientist`: reads the meaning of every sentence (`paper_facts`, which the
+  generator records as it writes): exactly what the text makes knowable, the public ceiling.
+
+`probes.BlindScientist` (every candidate) and `oracle.OracleScientist` (the hidden study) bound
+them from below and above.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from replicalab.baselines.policies.probes import Choices, PublicReaderScientist
+from replicalab.episode import Episode
+from replicalab.models import ScientistAction, ScientistObservation
+from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
+from replicalab.scenarios.generator import paper_facts
+from replicalab.scenarios.types import NormalizedScenarioPack
+from replicalab.text import NEGATIONS, mentions, sentences, words
+
+
+class ExactNameScientist(PublicReaderScientist):
+    """Claims each candidate named verbatim in a sentence without a negation word."""
+
+    name = "exact-name"
+
+    def choices(self, observation: ScientistObservation) -> Choices:
+        plain = [s for s in sentences(observation.paper.method) if not set(words(s)) & NEGATIONS]
+
+        def named(names: list[str]) -> tuple[str, ...]:
+            return tuple(n for n in names if any(mentions(n, s) for s in plain))
+
+        c = observation.candidates
+        return Choices(
+            (*named(c.techniques), *c.techniques, None)[0],
+            named(c.elements),
+            named(c.controls),
+            observation.paper.reported_sample_size,
+        )
+
+
+_Key = tuple[str, int, int]  # (kind, position in its list, words in its name)
+
+
+def _keys(kind: str, names: list[str]) -> list[tuple[str, _Key]]:
+    return [(name, (kind, i, len(words(name)))) for i, name in enumerate(names)]
+
+
+class PriorScientist(PublicReaderScientist):
+    """Claims the candidates whose (position, name length) the train split's studies drew at
+    least half the time, and the technique drawn most often at its key. Fitted on `seeds`."""
+
+    name = "prior"
+
+    def __init__(self, seeds: Iterable[int] = range(40)) -> None:
+        super().__init__()
+        drawn: Counter[_Key] = Counter()
+        seen: Counter[_Key] = Counter()
+        for template in template_names():
+            for seed in seeds:
+                for level in DIFFICULTIES:
+                    pack = generate_scenario(seed, template, level, "train")
+                    spec, c = pack.hidden_reference_spec, pack.candidates
+                    used = {spec.technique, *spec.required_elements, *spec.original_controls}
+                    for kind, names in (("t", c.techniques), ("e", c.elements), ("c", c.controls)):
+                        for name, key in _keys(kind, names):
+                            seen[key] += 1
+                            drawn[key] += name in used
+        self.rate = {key: drawn[key] / seen[key] for key in seen}
+
+    def choices(self, observation: ScientistObservation) -> Choices:
+        c = observation.candidates
+
+        def likely(kind: str, names: list[str]) -> tuple[str, ...]:
+            return tuple(n for n, key in _keys(kind, names) if self.rate.get(key, 0.0) >= 0.5)
+
+        ranked = sorted(_keys("t", c.techniques), key=lambda pair: -self.rate.get(pair[1], 0.0))
+        return Choices(
+            ranked[0][0] if ranked else None,
+            likely("e", c.elements),
+            likely("c", c.controls),
+            observation.paper.reported_sample_size,
+        )
+
+
+class PublicOracleScientist(PublicReaderScientist):
+    """Claims exactly the candidates some sentence of the method says the study used."""
+
+    name = "public-oracle"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pack: NormalizedScenarioPack | None = None
+
+    def act(self, episode: Episode) -> ScientistAction:
+        self._pack = episode.scenario  # the facts are drawn again from its seed
+        return super().act(episode)
+
+    def choices(self, observation: ScientistObservation) -> Choices:
+        assert self._pack is not None, "act sets the pack before planning"
+        return _public_choices(self._pack)
+
+
+def _public_choices(pack: NormalizedScenarioPack) -> Choices:
+    """The candidates the method of `pack` says its study used, and the reported sample size."""
+    used = {f.candidate for f in paper_facts(pack) if f.meaning == "used"}
+    c = pack.candidates
+    return Choices(
+        next((t for t in c.techniques if t in used), None),
+        tuple(e for e in c.elements if e in used),
+        tuple(k for k in c.controls if k in used),
+        pack.paper.reported_sample_size,
+    )
+
+
+class GuessingOracleScientist(PublicOracleScientist):
+    """The public oracle, also claiming every element the method neither uses nor denies: what
+    guessing the unstated elements gains over leaving them out."""
+
+    name = "public-oracle-guessing"
+
+    def choices(self, observation: ScientistObservation) -> Choices:
+        assert self._pack is not None, "act sets the pack before planning"
+        told = {f.candidate for f in paper_facts(self._pack) if f.meaning != "mentioned"}
+        stated = _public_choices(self._pack)
+        unstated = [e for e in self._pack.candidates.elements if e not in told]
+        elements = tuple(e for e in self._pack.candidates.elements if e in {*stated.elements, *unstated})
+        return stated._replace(elements=elements)
