@@ -37,11 +37,14 @@ RUN_ELSEWHERE = {
     ("command-line.md", "-l llm --base-url URL"): "test_lab_manager_llm.py",
     ("command-line.md", "replicalab train"): "test_readme_training.py",
     ("command-line.md", "compare-rewards --train"): "test_compare_rewards_training.py",
+    ("serving.md", "replicalab serve"): "test_server.py",
+    ("serving.md", "websockets.sync.client"): "test_server_docs.py",
+    ("serving.md", "ReplicaLabClient"): "test_server_docs.py",
 }
 # Snippets with placeholders (a model, a server URL): their imports run, and they compile.
 IMPORTS_ONLY = {("llm-training.md", "verifiers"): "verifiers", ("llm-training.md", "GRPOTrainer"): "trl"}
 # Lines that install or serve, which a test cannot run offline.
-NOT_COMMANDS = ("pip install", "python3 -m venv", "vllm serve", "make ")
+NOT_COMMANDS = ("pip install", "python3 -m venv", "vllm serve", "make ", "docker ")
 # The grid every shortened `evaluate` or `compare-rewards` command plays.
 SMALL_GRID = ["--templates", "ml_benchmark", "--difficulties", "easy", "--seeds", "1"]
 GENERATE_FN = 'def generate(messages):\n    return \'{"action_type": "accept"}\'\n'

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -334,3 +336,34 @@ def test_nothing_a_scientist_session_returns_holds_the_hidden_study(server: Live
                 assert secret not in seen, (seed, secret)
             checked += len(secrets)
     assert checked > 12  # some element beyond the summaries was secret, and checked
+
+
+def test_the_serve_command_starts_a_server_that_answers_and_stops_on_a_signal() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [
+        sys.executable,
+        "-m",
+        "replicalab.baselines.server",
+        "--port",
+        str(port),
+        "--max-sessions",
+        "2",
+    ]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+
+        def healthy() -> bool:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        assert _wait_until(healthy, seconds=60), process.stderr
+        capacity = httpx.get(f"http://127.0.0.1:{port}/capacity", timeout=5).json()
+        assert capacity["max_sessions"] == 2
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    assert process.returncode is not None
