@@ -5,6 +5,8 @@ models' test score; the options of the other mode are refused by name."""
 from __future__ import annotations
 
 import csv
+import dataclasses
+import json
 import math
 from pathlib import Path
 
@@ -17,12 +19,13 @@ from replicalab.baselines.training.compare_trained import (
     TrainedRun,
     check_configs,
     curve_bands,
+    finished_curve,
     plot_curves,
     run_folder,
     summarize_runs,
     write_summaries,
 )
-from replicalab.baselines.training.maskable_ppo import CurvePoint
+from replicalab.baselines.training.maskable_ppo import CurvePoint, TrainConfig
 from replicalab.rewards import RewardConfig, get_preset
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -134,3 +137,17 @@ def test_a_smoke_comparison_trains_every_config_and_seed(tmp_path: Path) -> None
     )
     assert (out / "learning_curves.png").read_bytes().startswith(PNG_MAGIC)
     assert "stepped" in result.stdout and "test" in result.stdout
+
+
+def test_a_finished_run_is_read_back_only_with_the_same_settings(tmp_path: Path) -> None:
+    config = TrainConfig(steps=512, eval_every=256, seed=3, reward_config=get_preset("sparse"))
+    folder = tmp_path / "run"
+    folder.mkdir()
+    recorded = {**dataclasses.asdict(config), "reward_config": config.reward_config.model_dump(mode="json")}
+    (folder / "config.json").write_text(json.dumps({**recorded, "learner": {}}), encoding="utf-8")
+    (folder / "curve.csv").write_text("steps,judge_score,scientist_return\n256,1.5,0.5\n512,2.0,1.0\n")
+    assert finished_curve(config, folder) is None  # no model saved: it did not finish
+    (folder / "model.zip").write_bytes(b"")
+    assert finished_curve(config, folder) == [CurvePoint(256, 1.5, 0.5), CurvePoint(512, 2.0, 1.0)]
+    assert finished_curve(dataclasses.replace(config, steps=1024), folder) is None
+    assert finished_curve(dataclasses.replace(config, reward_config=get_preset("default")), folder) is None

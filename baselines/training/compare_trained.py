@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import json
 import math
 import re
 import statistics
@@ -85,7 +86,10 @@ def train_under_configs(
     on_steps: Callable[[str, int, int], None] | None = None,
 ) -> list[TrainedRun]:
     """Train `base` under every config with every seed, configs outermost. `on_steps(config name,
-    seed, steps done)` is called as each run trains (a progress bar)."""
+    seed, steps done)` is called as each run trains (a progress bar). A run whose folder already
+    holds a finished run of the same settings is read back, not trained again, so a comparison
+    that was stopped, or whose configs were trained by separate processes into one `out_dir`,
+    completes with what is there."""
     check_configs(configs)
     if len(set(seeds)) != len(seeds) or not seeds:
         raise ValueError(f"seeds: expected distinct seeds, got {list(seeds)!r}")
@@ -94,11 +98,30 @@ def train_under_configs(
         for seed in seeds:
             config = dataclasses.replace(base, reward_config=reward_config, seed=seed)
             folder = run_folder(out_dir, reward_config.name, seed)
-            report = None if on_steps is None else _reporter(on_steps, reward_config.name, seed)
-            curve = train(config, folder, report)
+            curve = finished_curve(config, folder)
+            if curve is None:
+                report = None if on_steps is None else _reporter(on_steps, reward_config.name, seed)
+                curve = train(config, folder, report)
             test_score, _ = evaluate_policy(SavedMaskablePPO(folder / "model.zip"), config, "test")
             runs.append(TrainedRun(reward_config.name, seed, curve, test_score))
     return runs
+
+
+def finished_curve(config: TrainConfig, folder: Path) -> list[CurvePoint] | None:
+    """The curve of the run in `folder` if it finished (its model saved) with the settings of
+    `config` (its options and reward config, as its `config.json` records them); else None."""
+    saved = folder / "config.json"
+    if not (folder / "model.zip").is_file() or not saved.is_file():
+        return None
+    recorded = json.loads(saved.read_text(encoding="utf-8"))
+    wanted = {**dataclasses.asdict(config), "reward_config": config.reward_config.model_dump(mode="json")}
+    if any(recorded.get(key) != value for key, value in wanted.items()):
+        return None
+    with (folder / "curve.csv").open(encoding="utf-8", newline="") as handle:
+        return [
+            CurvePoint(int(row["steps"]), float(row["judge_score"]), float(row["scientist_return"]))
+            for row in csv.DictReader(handle)
+        ]
 
 
 def _reporter(on_steps: Callable[[str, int, int], None], name: str, seed: int) -> Callable[[int], None]:
