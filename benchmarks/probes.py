@@ -30,8 +30,8 @@ from replicalab.scenarios.types import SPLITS
 
 FIT_SEEDS = 50
 FIRST_SEED = 10_000
-BLIND = "public reader"
-ASKS = "public reader, asks costs first"
+BLIND = "public reader, proposes blind"
+ASKS = "public reader (asks, revises)"
 
 
 def _interval(values: list[float]) -> str:
@@ -64,8 +64,8 @@ def main() -> None:
     memorizer = MemorizerScientist(seeds=range(FIT_SEEDS))
     probes: dict[str, Callable[[], Policy]] = {
         "memorizer": lambda: memorizer,
-        BLIND: PublicReaderScientist,
-        ASKS: lambda: PublicReaderScientist(ask=True),
+        BLIND: lambda: PublicReaderScientist("propose", "adopt"),
+        ASKS: PublicReaderScientist,
         "baseline": BaselineScientist,
         "random": RandomScientist,
     }

@@ -17,7 +17,7 @@ Both agents' vectors start with the same pieces:
 | `reported_sample_size` | the sample size the paper's key finding reports (0 when none) | / 100 |
 | `protocol.present` | a protocol is on the table (the rest of `protocol.*` and `check.*` are 0 otherwise) | 0/1 |
 | `protocol.sample_size`, `protocol.duration_days`, `protocol.controls` | its sample size, days, number of controls | / 100, / 30, / 10 |
-| `protocol.cost`, `protocol.staff` | the grounded check's cost estimate over the budget, staff it needs | / 2 (1 = twice the budget), / 10 |
+| `protocol.cost`, `protocol.staff` | the lab's quote of the protocol (its cost at the lab's prices) over the budget, staff it needs | / 2 (1 = twice the budget), / 10 |
 | `check.DIMENSION` | the grounded check passes on that dimension (protocol, budget, equipment, reagents, schedule, staff, policy) | 0/1 |
 | `lab_manager_move=STANCE` | the Lab Manager's last stance | one-hot |
 | `lab_manager_suggested` | its last answer carried a suggested protocol | 0/1 |
@@ -28,8 +28,8 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 |---|---|---|
 | `item[i].present`, `.available`, `.essential`, `.equipment`, `.has_substitute` | the pack's i-th resource: listed, in the lab, needed by the method, equipment (else reagent), has an allowed substitute | 0/1 |
 | `item[i].requested` | the protocol on the table requests it | 0/1 |
-| `item[i].price` | what the lab charges for it, once it has said (`rates.revealed`) | / 200 |
-| `rates.revealed`, `.per_sample`, `.per_day`, `.per_control` | the Lab Manager has answered a question about costs, and the rates it gave (0 until then) | 0/1, / 20, / 100, / 50 |
+| `item[i].price` | what the lab charges for it, once it has said (`rates.revealed`) | / 300 |
+| `rates.revealed`, `.per_sample`, `.per_day`, `.per_control` | the Lab Manager has answered a question about costs, and the rates it gave (0 until then) | 0/1, / 30, / 150, / 75 |
 | `control[j].included` | the protocol includes the j-th control of the pack's vocabulary | 0/1 |
 | `element[i].present`, `.addressed` | the pack's i-th candidate element exists; the protocol's rationale addresses it | 0/1 |
 | `technique[k].chosen` | the protocol's technique is the k-th of the vocabulary | one-hot |
@@ -40,7 +40,7 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 | `…[i].former`, `.latter`, `.first` | some mentioning sentence refers back to "the former" / "the latter"; the candidate's words start in its first half | 0/1 |
 
 The `…` columns exist for `technique[k]`, `control[j]` and `element[i]` alike: they are cues a
-reader notices, never a verdict on what the study did (see `docs/observation.md`).
+reader notices, never a verdict on what the study did (`docs/observation-features.md` says why).
 
 The Lab Manager's vector goes on with what it answers from:
 
@@ -277,13 +277,13 @@ class Observer:
         rates = episode.scenario.lab.rates
         out[layout.span["rates"]] = (
             1.0,
-            _clip(rates.per_sample / 20.0),
-            _clip(rates.per_day / 100.0),
-            _clip(rates.per_control / 50.0),
+            _clip(rates.per_sample / 30.0),
+            _clip(rates.per_day / 150.0),
+            _clip(rates.per_control / 75.0),
         )
         start, width = layout.start["item"], len(ITEM_FIELDS)
         for slot, item in enumerate(self.codec.items):
-            out[start + slot * width + _PRICE] = _clip(rates.price_of(item.name, item.kind) / 200.0)
+            out[start + slot * width + _PRICE] = _clip(rates.price_of(item.name, item.kind) / 300.0)
 
     def lab_manager(self, episode: Episode) -> np.ndarray:
         """The Lab Manager's features now."""
