@@ -55,16 +55,25 @@ def shares(episodes: list[EpisodeDigest], oracle: list[EpisodeDigest]) -> list[f
     return [d.score / o.score if o.score > 0 else 0.0 for d, o in zip(episodes, oracle, strict=True)]
 
 
+def played_on_test(
+    scientists: dict[str, Callable[[], Policy]], seeds: int
+) -> dict[str, dict[str, list[EpisodeDigest]]]:
+    """Difficulty -> Scientist name -> its episodes of the test split, the oracle's included
+    (as "oracle"), every Scientist on the same scenarios in grid order."""
+    settings = Settings(split="test")
+    runs: dict[str, dict[str, list[EpisodeDigest]]] = {}
+    for level in DIFFICULTIES:
+        grid = Grid.of(difficulties=[level], seeds=range(FIRST_SEED, FIRST_SEED + seeds))
+        every = {**scientists, "oracle": OracleScientist}
+        runs[level] = {name: run_grid(grid, make, settings=settings).digests for name, make in every.items()}
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=40, help="seeds per template and difficulty")
     args = parser.parse_args()
-    settings = Settings(split="test")
-    runs: dict[str, dict[str, list[EpisodeDigest]]] = {}
-    for level in DIFFICULTIES:
-        grid = Grid.of(difficulties=[level], seeds=range(FIRST_SEED, FIRST_SEED + args.seeds))
-        every = {**STYLES, "oracle": OracleScientist}
-        runs[level] = {name: run_grid(grid, make, settings=settings).digests for name, make in every.items()}
+    runs = played_on_test(STYLES, args.seeds)
     n = len(runs["easy"]["oracle"])
     print(f"share of the oracle's score on the test split, mean ± 95 % interval ({n} episodes a column)\n")
     print(

@@ -15,10 +15,8 @@ import argparse
 import statistics
 from collections.abc import Callable
 
-from benchmarks.negotiation import FIRST_SEED, interval, shares
-from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from benchmarks.negotiation import interval, played_on_test, shares
 from replicalab.baselines.policies.interface import Policy
-from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.probes import BlindScientist, MemorizerScientist, PublicReaderScientist
 from replicalab.baselines.policies.readers import (
     ExactNameScientist,
@@ -26,7 +24,6 @@ from replicalab.baselines.policies.readers import (
     PriorScientist,
     PublicOracleScientist,
 )
-from replicalab.digest import EpisodeDigest
 from replicalab.scenarios import DIFFICULTIES
 
 READERS: dict[str, Callable[[], Policy]] = {
@@ -44,12 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=40, help="seeds per template and difficulty")
     args = parser.parse_args()
-    settings = Settings(split="test")
-    runs: dict[str, dict[str, list[EpisodeDigest]]] = {}
-    for level in DIFFICULTIES:
-        grid = Grid.of(difficulties=[level], seeds=range(FIRST_SEED, FIRST_SEED + args.seeds))
-        every = {**READERS, "oracle": OracleScientist}
-        runs[level] = {name: run_grid(grid, make, settings=settings).digests for name, make in every.items()}
+    runs = played_on_test(READERS, args.seeds)
     n = sum(len(runs[level]["oracle"]) for level in DIFFICULTIES)
     print(f"share of the oracle's score on the test split, mean ± 95 % interval ({n} episodes a row)\n")
     print("| reader | " + " | ".join(DIFFICULTIES) + " | all |")
