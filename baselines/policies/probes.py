@@ -1,22 +1,21 @@
-"""Probes of what the benchmark measures: a Scientist that memorizes and one that reads.
+"""Reference Scientists: the styles of negotiating, and what a Scientist takes from the paper.
 
-Both plan alike (`planned`): the baseline's opening (its items, duration and reviews), with a
-technique, controls, the elements the rationale addresses and a sample size put in, then fitted
-to the brief's bounds: its sample-size range, the lab's staff (the staff terms are the lab's
-fixed rule), then its budget at the prices the Scientist knows (the most samples that fit, then
-the longest duration). They differ only in where those text choices come from:
+Every one plans alike (`planned`): the baseline's opening (its items and reviews), with a
+technique, controls, the elements the rationale addresses and a sample size put in, no longer
+than the judge's full-credit duration, then fitted to the brief's bounds: its sample-size range,
+the lab's staff (the staff terms are the lab's fixed rule), then its budget at the prices the
+Scientist knows (the duration and sample size that earn the most rigor within it). They differ
+in how they negotiate (`_Planner`: ask first or propose at once; accept, adopt the lab's
+counter-proposal, or revise with what the lab said) and in where the text choices come from:
 
+- `PublicReaderScientist` reads the paper's method (`replicalab.reading`) and takes the sample
+  size the key finding reports; by default it asks, proposes and revises.
+- `BlindScientist` reads nothing: every candidate, the reported sample size.
 - `MemorizerScientist` remembers, for each paper title of the train split, the choices the
   hidden study made most often over the packs it was fitted on (the study's draw does not
-  depend on the difficulty, so the title is the whole public key). On a paper
-  it never saw it plays the blind policy, so what it scores above the blind one is memory. What it scores on held-out papers against what it scores
-  on train papers is the generalization gap.
-- `PublicReaderScientist` reads the paper's method (`replicalab.reading`): the candidates it
-  affirms, and the sample size the key finding reports.
-
-Later turns follow the baseline's decision tree (accept, or revise on a blocker), keeping the
-plan's own rationale.
-"""
+  depend on the difficulty, so the title is the whole public key). On a paper it never saw it
+  plays the blind policy, so what it scores above the blind one is memory, and what it scores
+  on held-out papers against train papers is the generalization gap.
 
 from __future__ import annotations
 
