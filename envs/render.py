@@ -60,8 +60,9 @@ def text_frame(text: str) -> Frame:
     shown = "\n".join(text.splitlines()[-_FRAME_LINES:])
     figure.text(0.005, 0.995, shown, family="monospace", fontsize=7, va="top", ha="left", parse_math=False)
     canvas.draw()  # type: ignore[no-untyped-call]
-    rgba = np.asarray(canvas.buffer_rgba(), dtype=np.uint8)  # type: ignore[no-untyped-call]
-    return rgba[:, :, :3].copy()
+    rgba: Frame = np.asarray(canvas.buffer_rgba(), dtype=np.uint8)  # type: ignore[no-untyped-call]
+    frame: Frame = rgba[:, :, :3].copy()
+    return frame
 
 
 def printable(text: str) -> str:
