@@ -36,7 +36,8 @@ def train_command(
         typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
     ] = "default",
 ) -> None:
-    """Train MaskablePPO on the Gymnasium Scientist env (needs the [train] extra)."""
+    # Typer reads help texts as rich markup, where a bare [train] is a tag and vanishes: \[ keeps it.
+    """Train MaskablePPO on the Gymnasium Scientist env (needs the \\[train] extra)."""
     with user_errors(USAGE):
         config = TrainConfig(
             steps=steps,
