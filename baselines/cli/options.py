@@ -65,11 +65,25 @@ RewardConfigOpt = Annotated[
     str,
     typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
 ]
-StepsOpt = Annotated[int, typer.Option(min=1, help="Environment steps to train for.")]
+StepsOpt = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Environment steps to train for, rounded up to whole rollouts (--n-envs × the learner's "
+        "n_steps); config.json records the count trained.",
+    ),
+]
 
 NEnvsOpt = Annotated[int, typer.Option(min=1, help="Environments stepped together.")]
 
-EvalEveryOpt = Annotated[int, typer.Option(min=1, help="Steps between points of the learning curve.")]
+EvalEveryOpt = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Steps between points of the learning curve, which starts at step 0; rounded up to whole "
+        "rollouts like --steps.",
+    ),
+]
 
 EvalSeedsOpt = Annotated[
     int,
