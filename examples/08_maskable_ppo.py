@@ -2,7 +2,8 @@
 the saved model on the held-out test papers through the runner, as `replicalab evaluate
 --scientist PATH.zip` does. A short run, to show the loop: `replicalab train` trains for real.
 
-Needs the [train] extra: pip install -e '.[train]' (after the torch build for your machine).
+Needs the [train] extra, with torch's CPU build:
+  pip install -e '.[train]' --extra-index-url https://download.pytorch.org/whl/cpu
 Run: python examples/08_maskable_ppo.py
 """
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from replicalab.install import install_hint
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 
@@ -84,7 +86,7 @@ def test_example_runs_and_prints_what_it_promises(script: Path) -> None:
     assert len(script.read_text().splitlines()) < 60
     extra, module = EXTRAS.get(script.name, (None, None))
     if module is not None and importlib.util.find_spec(module) is None:
-        pytest.skip(f"the [{extra}] extra is not installed: pip install -e '.[{extra}]'")
+        pytest.skip(f"the [{extra}] extra is not installed: {install_hint(extra)}")
     # One torch thread: torch's default threads spin against whatever else holds the cores, which
     # slowed the training examples tenfold on a busy machine.
     result = subprocess.run(

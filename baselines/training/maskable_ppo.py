@@ -32,6 +32,7 @@ from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.structured import ActFn, StructuredScientist, predict_masked
 from replicalab.baselines.training.figures import plot_training_curve
 from replicalab.checks import check_positive_int
+from replicalab.install import install_hint
 from replicalab.rewards import RewardConfig, get_preset
 
 POLICY = "MultiInputPolicy"
@@ -184,7 +185,7 @@ def train(
         from sb3_contrib import MaskablePPO
         from stable_baselines3.common.env_util import make_vec_env
     except ImportError as exc:
-        raise ImportError("training needs the [train] extra: pip install 'replicalab[train]'") from exc
+        raise ImportError(f"training needs the [train] extra: {install_hint('train')}") from exc
     if tensorboard is not None and importlib.util.find_spec("tensorboard") is None:
         # SB3's logger writes with it, and would find it missing only after config.json is written.
         raise ImportError(
