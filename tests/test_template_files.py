@@ -16,7 +16,7 @@ import replicalab.scenarios.registry as registry
 from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.seats import BaselineScientist
-from replicalab.scenarios import TemplateData, register_template, template_names
+from replicalab.scenarios import TemplateData, generate_scenario, register_template, template_names
 
 
 @pytest.fixture(autouse=True)
@@ -173,3 +173,33 @@ def test_spawned_workers_play_a_replaced_family(spawned_workers: None) -> None:
     parallel = run_grid(grid, BaselineScientist, jobs=2)
     serial = run_grid(grid, BaselineScientist, jobs=1)
     assert [log.model_dump_json() for log in parallel.logs] == [log.model_dump_json() for log in serial.logs]
+
+
+def test_a_family_of_train_cases_only_is_told_how_to_run(runner: CliRunner, tmp_path: Path) -> None:
+    data = _family()
+    for case in data["cases"]:  # type: ignore[attr-defined]
+        case["split"] = "train"
+    path = _write(tmp_path, "my_family", data)
+    result = _invoke(runner, "evaluate", "--template-file", path, "-t", "my_family", "--seeds", "1")
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "template 'my_family' has no test cases (it has 16 train)" in message
+    assert "--split train" in message and '"split": "test"' in message
+    ran = _invoke(
+        runner,
+        "evaluate",
+        "--template-file",
+        path,
+        "-t",
+        "my_family",
+        "-d",
+        "easy",
+        "--seeds",
+        "1",
+        "--split",
+        "train",
+        "--no-oracle",
+    )
+    assert ran.exit_code == 0, ran.output
+    with pytest.raises(ValueError, match=r"has no validation cases \(it has 16 train\): play split='train'"):
+        generate_scenario(0, "my_family", "easy", "validation")

@@ -18,8 +18,8 @@ from replicalab.baselines.policies.seats import SCIENTISTS, LLMScientist
 from replicalab.baselines.policies.structured import import_callable, structured_factory
 from replicalab.episode import MIN_ROUNDS
 from replicalab.rewards import PRESETS, RewardConfig, get_preset
-from replicalab.scenarios import BUILTIN_TEMPLATES, TemplateData, get_template, register_template
-from replicalab.scenarios.registry import check_split
+from replicalab.scenarios import BUILTIN_TEMPLATES, TemplateData, register_template
+from replicalab.scenarios.registry import check_has_cases, check_split
 
 TemplateFilesOpt = Annotated[
     list[Path] | None,
@@ -113,11 +113,10 @@ def grid_of(
     try:
         grid = Grid.of(split_names(templates), split_names(difficulties), seeds, first_seed)
         check_split(split)
+        for template in grid.templates:
+            check_has_cases(template, split)
     except ValueError as exc:
         raise Problem(str(exc), USAGE) from None
-    for template in grid.templates:
-        if not any(case.split == split for case in get_template(template).cases):
-            raise Problem(f"split: template {template!r} has no {split} cases", USAGE)
     return grid
 
 
