@@ -203,3 +203,36 @@ def test_a_family_of_train_cases_only_is_told_how_to_run(runner: CliRunner, tmp_
     assert ran.exit_code == 0, ran.output
     with pytest.raises(ValueError, match=r"has no validation cases \(it has 16 train\): play split='train'"):
         generate_scenario(0, "my_family", "easy", "validation")
+
+
+def _broken_family(tmp_path: Path, change: str) -> str:
+    data = _family()
+    case = data["cases"][3]  # type: ignore[index]
+    if change == "clue":
+        case["techniques"][1]["clue"] = "The study used something else entirely."
+    elif change == "negated":
+        case["elements"][0]["negated"] = "The study skipped it."
+    elif change == "infinite":
+        case["target_range"] = [float("inf"), float("inf")]  # json.dumps writes Infinity
+    else:
+        case["target_range"] = [0.9, 0.1]
+    return _write(tmp_path, "my_family", data)
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("clue", "cases.3.techniques.1: Value error, clue: must name"),
+        ("negated", "cases.3.elements.0: Value error, negated: must name"),
+        ("infinite", "target_range of {case}: must be finite numbers, got [inf, inf]"),
+        ("reversed", "target_range of {case}: must be [low, high], got [0.9, 0.1]"),
+    ],
+)
+def test_registration_checks_each_rule_and_names_the_culprit(
+    runner: CliRunner, tmp_path: Path, change: str, said: str
+) -> None:
+    path = _broken_family(tmp_path, change)
+    case_id = _family()["cases"][3]["case_id"]  # type: ignore[index]
+    result = _invoke(runner, "scenarios", "--template-file", path)
+    assert result.exit_code == 2, result.output
+    assert said.format(case=repr(case_id)) in " ".join(result.output.split())
