@@ -14,7 +14,8 @@ from replicalab.scenarios import DEFAULT_MAX_ROUNDS
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from replicalab.baselines.training.maskable_ppo import CurvePoint
+# A point of a learning curve: (steps, judge score, Scientist return), as `CurvePoint` holds it.
+Point = tuple[int, float, float]
 
 
 def score_range(max_rounds: int = DEFAULT_MAX_ROUNDS) -> tuple[float, float]:
@@ -44,18 +45,18 @@ def new_figure() -> Figure:
     return figure
 
 
-def plot_training_curve(curve: Sequence[CurvePoint], path: Path, title: str) -> None:
+def plot_training_curve(curve: Sequence[Point], path: Path, title: str) -> None:
     """One run's curve: the validation judge score (left axis, on its whole range) and the mean
     return under the run's reward config (right axis), against the steps trained."""
     figure = new_figure()
     score_axis = figure.subplots()
-    steps = [point.steps for point in curve]
-    score_axis.plot(steps, [p.judge_score for p in curve], marker="o", markersize=3, color="C0")
+    steps = [step for step, _, _ in curve]
+    score_axis.plot(steps, [score for _, score, _ in curve], marker="o", markersize=3, color="C0")
     score_axis.set_ylim(*score_range())
     score_axis.set_xlabel("environment steps")
     score_axis.set_ylabel("judge score, validation split (mean)", color="C0")
     return_axis = score_axis.twinx()
-    return_axis.plot(steps, [p.scientist_return for p in curve], linestyle="--", color="C1")
+    return_axis.plot(steps, [ret for _, _, ret in curve], linestyle="--", color="C1")
     return_axis.set_ylabel("Scientist return (mean)", color="C1")
     score_axis.set_title(title, fontsize="medium")
     score_axis.grid(alpha=0.3)
