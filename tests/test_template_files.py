@@ -185,21 +185,8 @@ def test_a_family_of_train_cases_only_is_told_how_to_run(runner: CliRunner, tmp_
     message = " ".join(result.output.split())
     assert "template 'my_family' has no test cases (it has 16 train)" in message
     assert "--split train" in message and '"split": "test"' in message
-    ran = _invoke(
-        runner,
-        "evaluate",
-        "--template-file",
-        path,
-        "-t",
-        "my_family",
-        "-d",
-        "easy",
-        "--seeds",
-        "1",
-        "--split",
-        "train",
-        "--no-oracle",
-    )
+    play = ["-t", "my_family", "-d", "easy", "--seeds", "1", "--split", "train", "--no-oracle"]
+    ran = _invoke(runner, "evaluate", "--template-file", path, *play)
     assert ran.exit_code == 0, ran.output
     with pytest.raises(ValueError, match=r"has no validation cases \(it has 16 train\): play split='train'"):
         generate_scenario(0, "my_family", "easy", "validation")
