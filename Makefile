@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 # Written last by a build that finished, holding the interpreter it used: a failed build leaves
 # none, so the next make starts over instead of reusing a half-built venv.
 READY := $(VENV)/ready
+# Written first by every build: make deletes only a venv that it built. One made by hand (the
+# manual install's `python3 -m venv .venv`) is refused with a message, never wiped.
+OWNED := $(VENV)/built-by-make
 # Which interpreter PY is: the base install it belongs to (the same from inside a venv made from
 # it) and its version. Another PY, or the same path upgraded, is another interpreter.
 PY_ID := $(shell $(PY) -c 'import sys; print(sys.base_prefix, sys.version.split()[0])' 2>/dev/null)
@@ -19,8 +22,10 @@ endif
 
 $(READY): pyproject.toml
 	@test -n "$(PY_ID)" || { echo "make: PY=$(PY) does not run as Python; pass PY=/path/to/python3" >&2; exit 1; }
+	@test ! -e $(VENV) -o -e $(OWNED) -o -e $(READY) || { echo "make: $(VENV) was not built by make and a build would delete it; remove it yourself (rm -rf $(VENV)) or build another (make VENV=.make-venv ...)" >&2; exit 1; }
 	rm -rf $(VENV)
 	$(PY) -m venv $(VENV)
+	touch $(OWNED)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	echo '$(PY_ID)' > $@
@@ -28,11 +33,18 @@ $(READY): pyproject.toml
 venv: $(READY)
 
 # Every optional extra, which CI tests too (`make extras test`). torch's CPU build goes first: the
-# TRL, train and rllib extras ask for torch, and pip would otherwise fetch a CUDA build of several GB.
+# trl, train and rllib extras ask for torch, and PyPI's Linux torch is a CUDA build of several GB.
+# The recipe is the one every missing-extra message gives (replicalab/install.py): PyTorch's CPU
+# index beside PyPI, where pip takes the highest match and 2.13.0+cpu outranks PyPI's 2.13.0 (on
+# macOS PyPI's build is the CPU one). Where that index can't be reached (--retries 1 keeps the
+# wait short), a local 2.13.0+cpu wheel found by pip still wins. The check after the install fails
+# the build if a CUDA torch or an nvidia-* package came in all the same.
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 EXTRAS := $(VENV)/extras
 $(EXTRAS): $(READY)
-	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q --retries 1 torch==2.13.0 --extra-index-url $(TORCH_CPU_INDEX)
 	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train,rllib,server]'
+	$(BIN)/python .ci/cpu_torch.py
 	touch $@
 
 extras: $(EXTRAS)

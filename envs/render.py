@@ -5,16 +5,26 @@ never the hidden reference or the judge's notes about it. Text from agents and s
 shown with every character a terminal would act on (escape sequences, other control characters,
 bidirectional overrides, lone surrogates) written as its Python escape (`\\x1b` for ESC); tabs and
 line feeds are wrapped like spaces. The transcript itself is never changed.
+
+"rgb_array" draws the same text into a fixed-size image (the newest lines that fit), so the modes
+Stable-Baselines3's `make_vec_env` and Gymnasium's video wrappers ask for work too.
 """
 
 from __future__ import annotations
 
 import textwrap
 
+import numpy as np
+import numpy.typing as npt
+
 from replicalab.episode import Episode
 
 _ROLE = {"scientist": "Scientist", "lab_manager": "Lab Manager", "system": "System"}
-RENDER_MODES = ("ansi", "human")
+RENDER_MODES = ("ansi", "human", "rgb_array")
+# The frame every "rgb_array" render returns, in pixels (height, width): one size for a whole video.
+FRAME_SHAPE = (480, 800)
+_FRAME_LINES = 32  # transcript lines drawn in a frame; older ones scroll off the top
+Frame = npt.NDArray[np.uint8]  # an "rgb_array" render: (height, width, 3)
 
 
 def check_render_mode(render_mode: str | None) -> str | None:
@@ -23,15 +33,36 @@ def check_render_mode(render_mode: str | None) -> str | None:
     return render_mode
 
 
-def render(render_mode: str | None, episode: Episode | None) -> str | None:
-    """What every front's `render()` does: the transcript as text ("ansi") or printed ("human")."""
+def render(render_mode: str | None, episode: Episode | None) -> str | Frame | None:
+    """What every front's `render()` does: the transcript as text ("ansi"), printed ("human") or
+    drawn into an RGB frame ("rgb_array")."""
     if render_mode is None or episode is None:
         return None
     text = render_transcript(episode)
     if render_mode == "human":
         print(text)
         return None
+    if render_mode == "rgb_array":
+        return text_frame(text)
     return text
+
+
+def text_frame(text: str) -> Frame:
+    """`text`'s last lines drawn black on white in a `FRAME_SHAPE` image (height, width, 3)."""
+    # Imported here: only this mode draws, and the envs import fast without it.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    dpi = 100
+    height, width = FRAME_SHAPE
+    figure = Figure(figsize=(width / dpi, height / dpi), dpi=dpi, facecolor="white")
+    canvas = FigureCanvasAgg(figure)
+    shown = "\n".join(text.splitlines()[-_FRAME_LINES:])
+    figure.text(0.005, 0.995, shown, family="monospace", fontsize=7, va="top", ha="left", parse_math=False)
+    canvas.draw()  # type: ignore[no-untyped-call]
+    rgba: Frame = np.asarray(canvas.buffer_rgba(), dtype=np.uint8)  # type: ignore[no-untyped-call]
+    frame: Frame = rgba[:, :, :3].copy()
+    return frame
 
 
 def printable(text: str) -> str:

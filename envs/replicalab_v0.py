@@ -47,7 +47,7 @@ a `RuntimeError` (as it does before `reset()`, like `step()` and `observe()`).
 `templates`, `difficulties`: the names drawn from at each reset (default: all); one name or a
 list or tuple of them (`templates="ml_benchmark"` is that one template). `reward_config`
 (preset name or `RewardConfig`), `max_rounds` (6; at least 2, a proposal then an accept), `step_cap` (None or a positive int),
-`action_mode` ("structured" | "text"), `render_mode` ("ansi" | "human"). A bad value raises a
+`action_mode` ("structured" | "text"), `render_mode` ("ansi" | "human" | "rgb_array"). A bad value raises a
 `ValueError` or `TypeError` naming the argument.
 
 ## Reset options
@@ -78,7 +78,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 from pettingzoo.utils.env_logger import EnvLogger
 
-from replicalab.envs.render import RENDER_MODES, check_render_mode, render
+from replicalab.envs.render import RENDER_MODES, Frame, check_render_mode, render
 from replicalab.envs.session import Session
 from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, Episode
 
@@ -111,7 +111,7 @@ class _Front:
     def action_space(self, agent: str) -> spaces.Space[Any]:
         return self.action_spaces[agent]
 
-    def render(self) -> str | None:
+    def render(self) -> str | Frame | None:
         return render(self.render_mode, self.session.episode)
 
     def close(self) -> None:

@@ -42,7 +42,8 @@ values, the convention of sb3-contrib's `MaskablePPO`, which finds it through Gy
 wrappers with no glue.
 
 ## Vectorized environment
-Works in `SyncVectorEnv` and `AsyncVectorEnv`.
+Works in `SyncVectorEnv`, `AsyncVectorEnv` and `gymnasium.make_vec`, and in Stable-Baselines3's
+`make_vec_env` (which asks for `render_mode="rgb_array"`) with `DummyVecEnv` or `SubprocVecEnv`.
 
 ## Version History
 * v0: initial release.
@@ -56,7 +57,7 @@ import gymnasium as gym
 import numpy as np
 
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs.render import RENDER_MODES, check_render_mode, render
+from replicalab.envs.render import RENDER_MODES, Frame, check_render_mode, render
 from replicalab.envs.session import Session
 from replicalab.episode import SCIENTIST, Episode
 
@@ -113,5 +114,5 @@ class ScientistEnv(gym.Env[dict[str, Any], Any]):
         return mask
 
     # Gymnasium 1.2 types the return as an unbound TypeVar, which no concrete type overrides.
-    def render(self) -> str | None:  # type: ignore[override, unused-ignore]
+    def render(self) -> str | Frame | None:  # type: ignore[override, unused-ignore]
         return render(self.render_mode, self.session.episode)

@@ -38,10 +38,9 @@ from replicalab.scenarios import (
     DIFFICULTIES,
     NormalizedScenarioPack,
     generate_scenario,
-    get_template,
     template_names,
 )
-from replicalab.scenarios.registry import check_difficulty, check_split
+from replicalab.scenarios.registry import check_difficulty, check_has_cases, check_split
 
 ACTION_MODES = ("structured", "text")
 
@@ -132,9 +131,7 @@ class Session:
         if not self.templates:
             raise ValueError("templates: give at least one template")
         for name in self.templates:
-            data = get_template(name)  # refuses an unknown one, naming the valid ones
-            if not any(case.split == self.split for case in data.cases):
-                raise ValueError(f"split: template {name!r} has no {self.split} cases")
+            check_has_cases(name, self.split)  # refuses an unknown template, naming the valid ones
         for level in self.difficulties:
             check_difficulty(level)
         if not self.difficulties:

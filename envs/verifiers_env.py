@@ -3,6 +3,7 @@
 | | |
 |---|---|
 | Import | `from replicalab.envs.verifiers_env import load_environment` (extra `[verifiers]`) |
+| By name | `verifiers.load_environment("replicalab", **args)` (the package's `load_environment` calls this one) |
 | Class | `ReplicaLabEnv(verifiers.MultiTurnEnv)` |
 | Dataset | one row per scenario: `prompt` (system prompt + first observation), `info.scenario_id` |
 | Rubric | `scientist_return` (weight 1.0), `judge_score` (weight 0.0: logged as a metric) |

@@ -2,7 +2,8 @@
 the saved model on the held-out test papers through the runner, as `replicalab evaluate
 --scientist PATH.zip` does. A short run, to show the loop: `replicalab train` trains for real.
 
-Needs the [train] extra: pip install -e '.[train]' (after the torch build for your machine).
+Needs the [train] extra, with torch's CPU build:
+  pip install -e '.[train]' --extra-index-url https://download.pytorch.org/whl/cpu
 Run: python examples/08_maskable_ppo.py
 """
 
@@ -10,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import gymnasium as gym
+import torch
 from sb3_contrib import MaskablePPO
 
 import replicalab.envs  # noqa: F401  (registers ReplicaLab/Scientist-v0)
@@ -17,6 +19,9 @@ from replicalab.baselines.evaluation.metrics import summarize
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.structured import structured_factory
 
+# One torch thread: the policy is a small MLP, and torch's default of a thread per core spins
+# against the envs and anything else running (`replicalab train` does the same).
+torch.set_num_threads(1)
 env = gym.make("ReplicaLab/Scientist-v0", split="train")  # masks its actions: no glue needed
 model = MaskablePPO("MultiInputPolicy", env, n_steps=256, batch_size=64, seed=0)
 model.learn(total_timesteps=1024)

@@ -2,7 +2,8 @@
 PettingZoo wrapper of the AEC env (two policies, "scientist" and "lab_manager", and a module
 that masks illegal moves), then let the trained pair negotiate on held-out test papers.
 
-Needs the [rllib] extra: pip install -e '.[rllib]' (after the torch build for your machine).
+Needs the [rllib] extra, with torch's CPU build:
+  pip install -e '.[rllib]' --extra-index-url https://download.pytorch.org/whl/cpu
 Run: python examples/09_rllib_multi_agent.py
 """
 

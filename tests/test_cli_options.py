@@ -13,6 +13,7 @@ from typer.testing import CliRunner, Result
 
 import replicalab.baselines.evaluation.workers
 from replicalab.baselines.cli import app
+from replicalab.install import install_hint
 
 TINY = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2", "--no-oracle"]
 ONE = ["-t", "math_reasoning", "-d", "easy", "--seeds", "1"]
@@ -48,7 +49,7 @@ def test_evaluate_on_ray_without_ray_says_how_to_install_it(
         importlib.util, "find_spec", lambda name, *a: None if name == "ray" else find_spec(name, *a)
     )
     message = _error(runner, 1, "evaluate", *TINY, "--backend", "ray")
-    assert "--backend ray needs Ray: pip install -e '.[rllib]'" in message
+    assert f"--backend ray needs Ray: {install_hint('rllib')}" in message
 
 
 # --------------------------------------------------------------------------- evaluate --out

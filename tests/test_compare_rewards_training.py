@@ -129,7 +129,7 @@ def test_a_smoke_comparison_trains_every_config_and_seed(tmp_path: Path) -> None
             for row in rows
             if (row["reward_config"], int(row["seed"])) == (name, seed)
         ]
-        assert [int(point["steps"]) for point in own] == [32, 64]
+        assert [int(point["steps"]) for point in own] == [0, 32, 64]
     finals = list(csv.DictReader((out / "final_scores.csv").open(encoding="utf-8")))
     assert [(row["reward_config"], row["seeds"]) for row in finals] == [("sparse", "3"), ("stepped", "3")]
     assert all(

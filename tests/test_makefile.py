@@ -110,3 +110,20 @@ def test_make_clean_removes_the_venv_and_caches(project: Path) -> None:
         (project / p).exists() for p in (".venv", ".mypy_cache", ".pytest_cache", "pkg/__pycache__")
     )
     assert (project / "runs").is_dir()  # the user's logs stay
+
+
+def test_make_refuses_to_delete_a_venv_it_did_not_build(project: Path) -> None:
+    (project / ".venv" / "lib").mkdir(parents=True)  # the manual install's `python3 -m venv .venv`
+    (project / ".venv" / "lib" / "mine").write_text("")
+    done = _make(project, "test")
+    assert done.returncode != 0 and _builds(project) == []
+    (message,) = [line for line in done.stderr.splitlines() if line.startswith("make: .venv")]
+    assert "was not built by make" in message and "rm -rf .venv" in message
+    assert (project / ".venv" / "lib" / "mine").exists()
+
+
+def test_make_still_rebuilds_its_own_venv_and_a_failed_one(project: Path) -> None:
+    assert _make(project, "venv", python="broken").returncode != 0  # leaves a half-built venv
+    assert _make(project, "venv").returncode == 0
+    assert _make(project, "venv", python="b").returncode == 0  # another interpreter: its own venv
+    assert _builds(project) == ["broken", "a", "b"]

@@ -16,7 +16,7 @@ import replicalab.scenarios.registry as registry
 from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.seats import BaselineScientist
-from replicalab.scenarios import TemplateData, register_template, template_names
+from replicalab.scenarios import TemplateData, generate_scenario, register_template, template_names
 
 
 @pytest.fixture(autouse=True)
@@ -168,3 +168,53 @@ def test_spawned_workers_play_a_replaced_family(spawned_workers: None) -> None:
     parallel = run_grid(grid, BaselineScientist, jobs=2)
     serial = run_grid(grid, BaselineScientist, jobs=1)
     assert [log.model_dump_json() for log in parallel.logs] == [log.model_dump_json() for log in serial.logs]
+
+
+def test_a_family_of_train_cases_only_is_told_how_to_run(runner: CliRunner, tmp_path: Path) -> None:
+    data = _family()
+    for case in data["cases"]:  # type: ignore[attr-defined]
+        case["split"] = "train"
+    path = _write(tmp_path, "my_family", data)
+    result = _invoke(runner, "evaluate", "--template-file", path, "-t", "my_family", "--seeds", "1")
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert "template 'my_family' has no test cases (it has 16 train)" in message
+    assert "--split train" in message and '"split": "test"' in message
+    play = ["-t", "my_family", "-d", "easy", "--seeds", "1", "--split", "train", "--no-oracle"]
+    ran = _invoke(runner, "evaluate", "--template-file", path, *play)
+    assert ran.exit_code == 0, ran.output
+    with pytest.raises(ValueError, match=r"has no validation cases \(it has 16 train\): play split='train'"):
+        generate_scenario(0, "my_family", "easy", "validation")
+
+
+def _broken_family(tmp_path: Path, change: str) -> str:
+    data = _family()
+    case = data["cases"][3]  # type: ignore[index]
+    if change == "clue":
+        case["techniques"][1]["clue"] = "The study used something else entirely."
+    elif change == "negated":
+        case["elements"][0]["negated"] = "The study skipped it."
+    elif change == "infinite":
+        case["target_range"] = [float("inf"), float("inf")]  # json.dumps writes Infinity
+    else:
+        case["target_range"] = [0.9, 0.1]
+    return _write(tmp_path, "my_family", data)
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ("clue", "cases.3.techniques.1: Value error, clue: must name"),
+        ("negated", "cases.3.elements.0: Value error, negated: must name"),
+        ("infinite", "target_range of {case}: must be finite numbers, got [inf, inf]"),
+        ("reversed", "target_range of {case}: must be [low, high], got [0.9, 0.1]"),
+    ],
+)
+def test_registration_checks_each_rule_and_names_the_culprit(
+    runner: CliRunner, tmp_path: Path, change: str, said: str
+) -> None:
+    path = _broken_family(tmp_path, change)
+    case_id = _family()["cases"][3]["case_id"]  # type: ignore[index]
+    result = _invoke(runner, "scenarios", "--template-file", path)
+    assert result.exit_code == 2, result.output
+    assert said.format(case=repr(case_id)) in " ".join(result.output.split())

@@ -222,3 +222,11 @@ def test_the_judge_score_can_be_the_reward() -> None:
     for output in outputs:
         assert output["reward"] == pytest.approx(output["metrics"]["judge_score"])
     assert any(output["reward"] > 0 for output in outputs)
+
+
+def test_verifiers_loads_the_environment_by_name() -> None:
+    """verifiers' convention: `load_environment(ID)` imports the module named ID and calls its
+    `load_environment` with the given arguments."""
+    env = vf.load_environment("replicalab", split="validation", num_seeds=2)
+    assert isinstance(env, ReplicaLabEnv)
+    assert env.env_id == "replicalab"

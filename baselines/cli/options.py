@@ -18,8 +18,8 @@ from replicalab.baselines.policies.seats import SCIENTISTS, LLMScientist
 from replicalab.baselines.policies.structured import import_callable, structured_factory
 from replicalab.episode import MIN_ROUNDS
 from replicalab.rewards import PRESETS, RewardConfig, get_preset
-from replicalab.scenarios import BUILTIN_TEMPLATES, TemplateData, get_template, register_template
-from replicalab.scenarios.registry import check_split
+from replicalab.scenarios import BUILTIN_TEMPLATES, TemplateData, register_template
+from replicalab.scenarios.registry import check_has_cases, check_split
 
 TemplateFilesOpt = Annotated[
     list[Path] | None,
@@ -65,11 +65,25 @@ RewardConfigOpt = Annotated[
     str,
     typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
 ]
-StepsOpt = Annotated[int, typer.Option(min=1, help="Environment steps to train for.")]
+StepsOpt = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Environment steps to train for, rounded up to whole rollouts (--n-envs × the learner's "
+        "n_steps); config.json records the count trained.",
+    ),
+]
 
 NEnvsOpt = Annotated[int, typer.Option(min=1, help="Environments stepped together.")]
 
-EvalEveryOpt = Annotated[int, typer.Option(min=1, help="Steps between points of the learning curve.")]
+EvalEveryOpt = Annotated[
+    int,
+    typer.Option(
+        min=1,
+        help="Steps between points of the learning curve, which starts at step 0; rounded up to whole "
+        "rollouts like --steps.",
+    ),
+]
 
 EvalSeedsOpt = Annotated[
     int,
@@ -99,11 +113,10 @@ def grid_of(
     try:
         grid = Grid.of(split_names(templates), split_names(difficulties), seeds, first_seed)
         check_split(split)
+        for template in grid.templates:
+            check_has_cases(template, split)
     except ValueError as exc:
         raise Problem(str(exc), USAGE) from None
-    for template in grid.templates:
-        if not any(case.split == split for case in get_template(template).cases):
-            raise Problem(f"split: template {template!r} has no {split} cases", USAGE)
     return grid
 
 

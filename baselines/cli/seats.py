@@ -12,6 +12,7 @@ from replicalab.baselines.cli.options import load_generate_fn, scientist_factori
 from replicalab.baselines.evaluation.runner import Backend, PolicyFactory
 from replicalab.baselines.policies.interface import SeatFactory
 from replicalab.baselines.policies.seats import GroundedLabManager, LLMLabManager
+from replicalab.install import install_hint
 
 LAB_MANAGERS = ("grounded", "llm")
 """The Lab Manager seats `evaluate --lab-manager` offers."""
@@ -86,5 +87,5 @@ def choose_backend(name: str, served: bool) -> Backend:
     if backend is None:
         raise Problem(f"--backend: expected one of {', '.join(POOLS)}, got {name!r}", USAGE)
     if backend == "ray" and importlib.util.find_spec("ray") is None:
-        raise Problem("--backend ray needs Ray: pip install -e '.[rllib]' (or pip install ray)", 1)
+        raise Problem(f"--backend ray needs Ray: {install_hint('rllib')} (or pip install ray)", 1)
     return "served" if served and backend == "processes" else backend

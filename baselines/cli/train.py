@@ -24,7 +24,9 @@ from replicalab.baselines.training.maskable_ppo import CurvePoint, TrainConfig, 
 
 
 def train_command(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Where model.zip, config.json and curve.csv go.")],
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="Where model.zip, config.json, curve.csv and curve.png go.")
+    ],
     steps: StepsOpt = 100_000,
     n_envs: NEnvsOpt = 8,
     seed: Annotated[int, typer.Option(min=0, help="Seeds the envs, the policy and the learner.")] = 0,
@@ -35,8 +37,13 @@ def train_command(
         str,
         typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
     ] = "default",
+    tensorboard: Annotated[
+        Path | None,
+        typer.Option(help="A folder for a TensorBoard log (Stable-Baselines3's logger, the curve included)."),
+    ] = None,
 ) -> None:
-    """Train MaskablePPO on the Gymnasium Scientist env (needs the [train] extra)."""
+    # Typer reads help texts as rich markup, where a bare [train] is a tag and vanishes: \[ keeps it.
+    """Train MaskablePPO on the Gymnasium Scientist env (needs the \\[train] extra)."""
     with user_errors(USAGE):
         config = TrainConfig(
             steps=steps,
@@ -50,14 +57,14 @@ def train_command(
     with user_errors():
         writable_dir(out, "--out")
     progress = progress_bar()
-    task = progress.add_task("training", total=steps)
+    task = progress.add_task("training", total=config.trained_counts()["steps"])
 
     def show(point: CurvePoint) -> None:
         progress.update(task, description=f"training · validation score {point.judge_score:.2f}")
 
     try:
         with user_errors(), stop_on_sigterm(), progress:
-            curve = train(config, out, lambda done: progress.update(task, completed=done), show)
+            curve = train(config, out, lambda done: progress.update(task, completed=done), show, tensorboard)
     except ImportError as exc:
         fail(str(exc), 1)
     except KeyboardInterrupt:
@@ -66,4 +73,13 @@ def train_command(
     console.print(
         report.curve_table(curve, f"MaskablePPO · reward {config.reward_config.name} · seed {seed}")
     )
-    console.print(Text(f"wrote {out / 'config.json'}, {out / 'curve.csv'} and {out / 'model.zip'}"))
+    trained = config.trained_counts()
+    if (trained["steps"], trained["eval_every"]) != (steps, eval_every):
+        console.print(
+            Text(
+                f"trained {trained['steps']:,} steps, a point every {trained['eval_every']:,}: "
+                f"--steps and --eval-every rounded up to whole rollouts of {trained['rollout']:,}"
+            )
+        )
+    written = ", ".join(str(out / name) for name in ("config.json", "curve.csv", "model.zip"))
+    console.print(Text(f"wrote {written} and {out / 'curve.png'}"))

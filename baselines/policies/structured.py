@@ -24,6 +24,7 @@ import numpy as np
 from replicalab.envs.codec import ScientistCodec
 from replicalab.envs.features import Layouts, Observer
 from replicalab.episode import ActionError, Episode
+from replicalab.install import install_hint
 from replicalab.models import ScientistAction
 from replicalab.scenarios import NormalizedScenarioPack, template_names
 
@@ -75,7 +76,7 @@ class SavedMaskablePPO:
                 from sb3_contrib import MaskablePPO
             except ImportError as exc:
                 raise ImportError(
-                    "a saved MaskablePPO needs the [train] extra: pip install 'replicalab[train]'"
+                    f"a saved MaskablePPO needs the [train] extra: {install_hint('train')}"
                 ) from exc
             self._model = MaskablePPO.load(self.path, device="cpu")
         return predict_masked(self._model, observation)

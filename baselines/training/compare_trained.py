@@ -32,6 +32,7 @@ from pathlib import Path
 
 from replicalab.baselines.evaluation.metrics import Estimate
 from replicalab.baselines.policies.structured import SavedMaskablePPO
+from replicalab.baselines.training.figures import clipped_band, new_figure, score_range
 from replicalab.baselines.training.maskable_ppo import CurvePoint, TrainConfig, evaluate_policy, train
 from replicalab.rewards import RewardConfig
 
@@ -201,13 +202,9 @@ def _cell(value: float) -> str:
 
 
 def plot_curves(runs: Sequence[TrainedRun], path: Path, title: str) -> None:
-    """The validation score's learning curves, mean and 95 % band over seeds, one colour per
-    config. Drawn on a bare `Figure` (Agg canvas): no pyplot state, no display needed."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7.5, 4.5), layout="constrained")
-    FigureCanvasAgg(fig)
+    """The validation score's learning curves, mean and 95 % band over seeds (clipped to the
+    score's range), one colour per config."""
+    fig = new_figure()
     ax = fig.subplots()
     for i, (name, band) in enumerate(curve_bands(runs).items()):
         steps = [step for step, _ in band]
@@ -215,8 +212,7 @@ def plot_curves(runs: Sequence[TrainedRun], path: Path, title: str) -> None:
         seeds = sum(run.reward_config == name for run in runs)
         ax.plot(steps, means, marker="o", markersize=3, color=f"C{i % 10}", label=f"{name} ({seeds} seeds)")
         if seeds > 1:
-            low = [estimate.mean - estimate.half_width for _, estimate in band]
-            high = [estimate.mean + estimate.half_width for _, estimate in band]
+            low, high = clipped_band(means, [estimate.half_width for _, estimate in band], score_range())
             ax.fill_between(steps, low, high, color=f"C{i % 10}", alpha=0.2, linewidth=0)
     ax.set_xlabel("environment steps")
     ax.set_ylabel("judge score, validation split (mean, 95% band)")

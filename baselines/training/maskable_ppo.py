@@ -1,19 +1,26 @@
 """`replicalab train`: MaskablePPO on the Gymnasium Scientist env, with a learning curve measured
 the way `evaluate` measures (needs the [train] extra: sb3-contrib and its torch).
 
-Every `eval_every` environment steps the current policy plays the same validation-split grid
-through the runner (`StructuredScientist`: the env's observations, the env's codec), and one row
+Before training and every `eval_every` environment steps after, the current policy plays the same
+validation-split grid through the runner (`StructuredScientist`: the env's observations, the env's codec), and one row
 goes to `curve.csv`: the judge's mean score, which no reward config changes, and the mean return
 under the run's reward config. The full config (`config.json`, the learner's settings and the
 package versions included) is written first and the curve a row at a time, so an interrupted
-run keeps both; the model (`model.zip`) is written at the end, for `evaluate --scientist
-OUT/model.zip`.
+run keeps both; the model (`model.zip`) and the curve's figure (`curve.png`) are written at the
+end, the model for `evaluate --scientist OUT/model.zip`. With a `tensorboard` folder the
+learner logs there through Stable-Baselines3's own logger, the curve's points included
+(`validation/judge_score`, `validation/scientist_return`).
+
+The learner trains in whole rollouts (`n_envs` × its `n_steps` environment steps), so `steps` and
+`eval_every` are rounded up to whole rollouts; `config.json` records the counts it trains under
+`trained`, and the curve's `steps` column is the count trained when each point was measured.
 """
 
 from __future__ import annotations
 
 import csv
 import importlib.metadata
+import importlib.util
 import json
 import statistics
 from collections.abc import Callable
@@ -23,7 +30,9 @@ from typing import Any, NamedTuple
 
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.structured import ActFn, StructuredScientist, predict_masked
+from replicalab.baselines.training.figures import plot_training_curve
 from replicalab.checks import check_positive_int
+from replicalab.install import install_hint
 from replicalab.rewards import RewardConfig, get_preset
 
 POLICY = "MultiInputPolicy"
@@ -68,6 +77,20 @@ class TrainConfig:
         points of the curve (and than PPO's usual 2048 in all)."""
         return max(8, min(2048, self.eval_every) // self.n_envs)
 
+    def trained_counts(self) -> dict[str, int]:
+        """What the learner really trains: `steps` and `eval_every` rounded up to whole rollouts."""
+        rollout = self.rollout_steps() * self.n_envs
+        return {
+            "rollout": rollout,
+            "steps": whole_rollouts(self.steps, rollout),
+            "eval_every": whole_rollouts(self.eval_every, rollout),
+        }
+
+
+def whole_rollouts(steps: int, rollout: int) -> int:
+    """`steps` rounded up to a multiple of `rollout`: the learner collects whole rollouts only."""
+    return -(-steps // rollout) * rollout
+
 
 def evaluate_policy(act: ActFn, config: TrainConfig, split: str) -> tuple[float, float]:
     """(mean judge score, mean return) of `act` on the `split` grid of `config.eval_seeds` seeds
@@ -111,29 +134,39 @@ def learn_with_curve(
     on_point: Callable[[CurvePoint], None] | None = None,
 ) -> list[CurvePoint]:
     """Train `model` (a MaskablePPO) until it has `until` steps, measuring a point of the curve
-    every `config.eval_every` steps, each written to `out/curve.csv` as it comes."""
+    before training and every `config.eval_every` steps (rounded up to whole rollouts), each
+    written to `out/curve.csv` as it comes."""
 
     def stepped(_locals: dict[str, Any], _globals: dict[str, Any]) -> bool:
         if on_steps is not None:
             on_steps(model.num_timesteps)
         return True  # go on training
 
+    def measure(logged: bool) -> None:
+        point = CurvePoint(
+            model.num_timesteps,
+            *evaluate_policy(lambda obs: predict_masked(model, obs), config, "validation"),
+        )
+        if logged:  # the learner's logger exists once it has learned
+            model.logger.record("validation/judge_score", point.judge_score)
+            model.logger.record("validation/scientist_return", point.scientist_return)
+            model.logger.dump(point.steps)
+        curve.append(point)
+        writer.writerow(point)
+        handle.flush()
+        if on_point is not None:
+            on_point(point)
+
+    every = config.trained_counts()["eval_every"]
     curve: list[CurvePoint] = []
     with (out / "curve.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(CurvePoint._fields)
+        measure(logged=False)
         while model.num_timesteps < until:
-            chunk = min(config.eval_every, until - model.num_timesteps)
+            chunk = min(every, until - model.num_timesteps)
             model.learn(total_timesteps=chunk, reset_num_timesteps=False, callback=stepped)
-            point = CurvePoint(
-                model.num_timesteps,
-                *evaluate_policy(lambda obs: predict_masked(model, obs), config, "validation"),
-            )
-            curve.append(point)
-            writer.writerow(point)
-            handle.flush()
-            if on_point is not None:
-                on_point(point)
+            measure(logged=True)
     return curve
 
 
@@ -142,15 +175,22 @@ def train(
     out: Path,
     on_steps: Callable[[int], None] | None = None,
     on_point: Callable[[CurvePoint], None] | None = None,
+    tensorboard: Path | None = None,
 ) -> list[CurvePoint]:
-    """Train, write `config.json`, `curve.csv` and `model.zip` under `out`, return the curve.
-    `on_steps(steps_done)` is called after every vector step (a progress bar), `on_point(point)`
-    after every point of the curve."""
+    """Train, write `config.json`, `curve.csv`, `model.zip` and `curve.png` under `out`, return
+    the curve. `on_steps(steps_done)` is called after every vector step (a progress bar),
+    `on_point(point)` after every point of the curve; `tensorboard` is a folder for the learner's
+    TensorBoard log (it needs the `tensorboard` package, which the [train] extra brings)."""
     try:
         from sb3_contrib import MaskablePPO
         from stable_baselines3.common.env_util import make_vec_env
     except ImportError as exc:
-        raise ImportError("training needs the [train] extra: pip install 'replicalab[train]'") from exc
+        raise ImportError(f"training needs the [train] extra: {install_hint('train')}") from exc
+    if tensorboard is not None and importlib.util.find_spec("tensorboard") is None:
+        # SB3's logger writes with it, and would find it missing only after config.json is written.
+        raise ImportError(
+            "--tensorboard needs the tensorboard package (in the [train] extra): pip install tensorboard"
+        )
     import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v0
 
     out.mkdir(parents=True, exist_ok=True)
@@ -172,6 +212,7 @@ def train(
         n_steps=n_steps,
         batch_size=batch_size,
         policy_kwargs={"net_arch": list(NET_ARCH)},
+        tensorboard_log=None if tensorboard is None else str(tensorboard),
     )
     learner = {
         "algorithm": "MaskablePPO",
@@ -184,10 +225,13 @@ def train(
     settings = asdict(config) | {
         "reward_config": config.reward_config.model_dump(mode="json"),
         "learner": learner,
+        "trained": config.trained_counts(),
         "versions": _versions(),
     }
     (out / "config.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
 
     curve = learn_with_curve(model, config, out, config.steps, on_steps, on_point)
     model.save(out / "model.zip")
+    title = f"MaskablePPO · reward {config.reward_config.name} · seed {config.seed}"
+    plot_training_curve(curve, out / "curve.png", title)
     return curve

@@ -51,7 +51,7 @@ from replicalab.scenarios.plan import (
     published_protocol,
     template_plan,
 )
-from replicalab.scenarios.registry import check_difficulty, check_split
+from replicalab.scenarios.registry import check_difficulty, check_has_cases, check_split
 from replicalab.scenarios.rules import adequate_days, lab_constraints
 from replicalab.scenarios.study import STUDY_DRAWS, WORDING_DRAWS, Study, draw_study
 from replicalab.scenarios.types import (
@@ -144,7 +144,7 @@ def generate_scenario(
     plan = template_plan(template)
     cases = plan.cases[part]
     if not cases:
-        raise ValueError(f"split: template {template!r} has no {part} cases")
+        check_has_cases(template, part)
     u = _uniforms(seed, plan.key, part, level)
     draws = Draws.of(u[:LAB_DRAWS])
     case = cases[int(draws.case * len(cases))]

@@ -114,6 +114,21 @@ def check_split(split: str) -> Split:
     raise ValueError(f"split: unknown split {split!r}; valid: {', '.join(SPLITS)}")
 
 
+def check_has_cases(template: str, split: str) -> None:
+    """Refuse a `split` in which `template` has no paper case, saying which splits it has and the
+    two ways out: play one of those, or mark some cases with this split in the family's file."""
+    part = check_split(split)
+    counts = {p: sum(case.split == p for case in get_template(template).cases) for p in SPLITS}
+    if counts[part]:
+        return
+    has = ", ".join(f"{n} {p}" for p, n in counts.items() if n)
+    other = next(p for p in SPLITS if counts[p])
+    raise ValueError(
+        f"split: template {template!r} has no {part} cases (it has {has}): play split={other!r} "
+        f'(--split {other} on the command line), or give some of its cases "split": "{part}"'
+    )
+
+
 def check_difficulty(difficulty: str) -> Difficulty:
     for level in DIFFICULTIES:
         if difficulty == level:

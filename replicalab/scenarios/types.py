@@ -7,6 +7,7 @@ Template data (papers, catalogues, substitutions) is JSON under `data/`, validat
 
 from __future__ import annotations
 
+import math
 from functools import cached_property
 from typing import Literal, NamedTuple
 
@@ -67,6 +68,15 @@ class Choice(Contract):
     name: NonEmptyStr  # what a protocol writes: a few plain words the judge matches
     clue: NonEmptyStr  # a sentence that names `name` verbatim and affirms it
 
+    @model_validator(mode="after")
+    def _sentences_name_the_choice(self) -> Choice:
+        """A reader finds a choice only through a sentence that names it (case aside)."""
+        for field in ("clue", "negated"):
+            sentence = getattr(self, field, None)
+            if sentence is not None and self.name.lower() not in sentence.lower():
+                raise ValueError(f"{field}: must name {self.name!r} verbatim, got {sentence!r}")
+        return self
+
 
 class Element(Choice):
     """A candidate element of the method; `negated` says, naming it, that the study did not do it."""
@@ -114,8 +124,15 @@ class PaperCase(Contract):
             raise ValueError(
                 f"sample_size_range: need min_sample_size <= low <= high <= {MAX_SAMPLE_SIZE}, got {low}, {high}"
             )
-        if self.target_range[0] > self.target_range[1]:
-            raise ValueError("target_range: must be [low, high]")
+        low_target, high_target = self.target_range
+        if not (math.isfinite(low_target) and math.isfinite(high_target)):
+            raise ValueError(
+                f"target_range of {self.case_id!r}: must be finite numbers, got [{low_target}, {high_target}]"
+            )
+        if low_target > high_target:
+            raise ValueError(
+                f"target_range of {self.case_id!r}: must be [low, high], got [{low_target}, {high_target}]"
+            )
         if self.min_duration_days > self.base_duration_days:
             raise ValueError(
                 f"min_duration_days: {self.min_duration_days} exceeds base_duration_days {self.base_duration_days}"
