@@ -16,6 +16,7 @@ counter-proposal, or revise with what the lab said) and in where the text choice
   depend on the difficulty, so the title is the whole public key). On a paper it never saw it
   plays the blind policy, so what it scores above the blind one is memory, and what it scores
   on held-out papers against train papers is the generalization gap.
+"""
 
 from __future__ import annotations
 
