@@ -29,7 +29,7 @@ from pettingzoo.utils import wrappers
 from benchmarks.bench_scenarios import pin_to_one_core
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs import replicalab_v0
+from replicalab.envs import replicalab_v1
 from replicalab.envs.codec import ScientistCodec
 from replicalab.envs.spaces import (
     A_CONTROLS,
@@ -75,7 +75,7 @@ def _revision() -> tuple[np.ndarray, ScientistAction]:
     return vec, action
 
 
-def grounded_stance(env: replicalab_v0.raw_env) -> int:
+def grounded_stance(env: replicalab_v1.raw_env) -> int:
     """The structured Lab Manager picking the reference policy's stance."""
     return LAB_MANAGER_ACTION_TYPES.index(grounded_lab_response(env.episode).action_type)
 
@@ -83,7 +83,7 @@ def grounded_stance(env: replicalab_v0.raw_env) -> int:
 def time_rounds_env(vec: np.ndarray, rounds: int = ROUNDS, *, stock_wrappers: bool = False) -> float:
     """Seconds per round through `env()`; `stock_wrappers` adds PettingZoo's usual pair
     (order enforcing, out-of-bounds assertion), the yardstick the issue gives a machine by."""
-    env: Any = replicalab_v0.env(templates=["ml_benchmark"], difficulties=["medium"], max_rounds=10**6)
+    env: Any = replicalab_v1.env(templates=["ml_benchmark"], difficulties=["medium"], max_rounds=10**6)
     raw = env
     if stock_wrappers:
         env = wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
@@ -127,7 +127,7 @@ def episodes_per_second(first_seed: int, n: int = EPISODES, *, reseed: bool = Fa
     before. As Gymnasium advises, the env is seeded once and then reset without a seed, its
     generator drawing each next scenario; `reseed=True` passes a new seed at every reset
     instead (evaluation over a list of seeds), which adds a generator per episode."""
-    env = replicalab_v0.env()
+    env = replicalab_v1.env()
     start = time.perf_counter()
     for seed in range(first_seed, first_seed + n):
         env.reset(seed=seed if reseed or seed == first_seed else None)
@@ -146,7 +146,7 @@ def episodes_per_second(first_seed: int, n: int = EPISODES, *, reseed: bool = Fa
 
 def scenario_cells(first_seed: int, n: int = EPISODES) -> list[tuple[int, str, str]]:
     """(scenario seed, template, difficulty) of the episodes `episodes_per_second` plays."""
-    env = replicalab_v0.env()
+    env = replicalab_v1.env()
     cells = []
     for seed in range(first_seed, first_seed + n):
         env.reset(seed=seed if seed == first_seed else None)

@@ -31,7 +31,7 @@ import psutil
 from websockets.asyncio.client import connect
 
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
-from replicalab.envs.scientist_v0 import ScientistEnv
+from replicalab.envs.scientist_v1 import ScientistEnv
 
 LEVELS = (1, 16, 64)
 Episode = tuple[int, list[dict[str, Any]]]  # (seed, the Scientist's moves)

@@ -8,7 +8,7 @@ from typing import Any
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.envs.chat_episode import parse_scenario_id
-from replicalab.envs.scientist_v0 import ScientistEnv
+from replicalab.envs.scientist_v1 import ScientistEnv
 
 GARBAGE = "I would rather think about this in prose."
 ACCEPT = json.dumps({"action_type": "accept"})

@@ -13,8 +13,8 @@ from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 import replicalab.envs
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
-from replicalab.envs import replicalab_v0
-from replicalab.envs.scientist_v0 import ScientistEnv
+from replicalab.envs import replicalab_v1
+from replicalab.envs.scientist_v1 import ScientistEnv
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode
 from replicalab.models import EpisodeLog, LabManagerAction, ScientistAction
 from tests.processes import stdout_of
@@ -28,17 +28,17 @@ MODES = ("structured", "text")
 
 @pytest.mark.parametrize("mode", MODES)
 def test_pettingzoo_api_seed_and_render(mode: str) -> None:
-    api_test(replicalab_v0.env(action_mode=mode), num_cycles=100)
-    seed_test(lambda: replicalab_v0.env(action_mode=mode), num_cycles=100)
+    api_test(replicalab_v1.env(action_mode=mode), num_cycles=100)
+    seed_test(lambda: replicalab_v1.env(action_mode=mode), num_cycles=100)
     render_test(
-        lambda render_mode=None: replicalab_v0.env(action_mode=mode, render_mode=render_mode),
+        lambda render_mode=None: replicalab_v1.env(action_mode=mode, render_mode=render_mode),
         custom_tests={"ansi": lambda text: text.startswith("== ")},
     )
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_pettingzoo_parallel_api(mode: str) -> None:
-    parallel_api_test(replicalab_v0.parallel_env(action_mode=mode), num_cycles=100)
+    parallel_api_test(replicalab_v1.parallel_env(action_mode=mode), num_cycles=100)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -84,7 +84,7 @@ def test_scientist_env_steps_in_vector_envs(mode: str, vector: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("form", ["model", "dict"])
 def test_aec_accepts_pydantic_and_dict_actions_for_both_agents(mode: str, form: str) -> None:
-    env = replicalab_v0.env(action_mode=mode)
+    env = replicalab_v1.env(action_mode=mode)
     env.reset(seed=2)
 
     def send(action: ScientistAction | LabManagerAction) -> None:
@@ -108,7 +108,7 @@ def test_aec_accepts_pydantic_and_dict_actions_for_both_agents(mode: str, form: 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_parallel_and_gymnasium_accept_pydantic_and_dict_actions(mode: str) -> None:
-    par = replicalab_v0.parallel_env(action_mode=mode)
+    par = replicalab_v1.parallel_env(action_mode=mode)
     par.reset(seed=4)
     episode = par.session.episode
     assert episode is not None
@@ -131,7 +131,7 @@ def test_parallel_and_gymnasium_accept_pydantic_and_dict_actions(mode: str) -> N
 
 
 def _choose(
-    env: replicalab_v0.raw_env, agent: str, obs: dict[str, Any], policy: str, rng: np.random.Generator
+    env: replicalab_v1.raw_env, agent: str, obs: dict[str, Any], policy: str, rng: np.random.Generator
 ) -> Any:
     episode = env.episode
     if policy == "baseline":
@@ -143,7 +143,7 @@ def _choose(
     return env.action_space(agent).sample(obs["action_mask"])
 
 
-def play(env: replicalab_v0.raw_env, seed: int, policy: str) -> dict[str, float]:
+def play(env: replicalab_v1.raw_env, seed: int, policy: str) -> dict[str, float]:
     """One episode; returns, per agent, the sum of what `last()` showed it at each of its turns."""
     env.reset(seed=seed)
     for agent in env.possible_agents:
@@ -164,7 +164,7 @@ def test_rewards_seen_through_last_sum_to_the_logged_totals(preset: str, policy:
     verdicts: set[str | None] = set()
     for mode in MODES:
         step_cap = 11 if policy == "noisy" else None
-        env = replicalab_v0.env(action_mode=mode, reward_config=preset, step_cap=step_cap)
+        env = replicalab_v1.env(action_mode=mode, reward_config=preset, step_cap=step_cap)
         for seed in range(12):
             seen = play(env, seed, policy)
             log = env.episode.to_log()
@@ -196,7 +196,7 @@ def test_gymnasium_and_parallel_rewards_sum_to_the_logged_totals(preset: str) ->
         assert episode is not None
         assert total == pytest.approx(episode.totals[SCIENTIST], abs=1e-9)
 
-        par = replicalab_v0.parallel_env(reward_config=preset)
+        par = replicalab_v1.parallel_env(reward_config=preset)
         observations, _ = par.reset(seed=seed)
         for agent in par.possible_agents:
             par.action_space(agent).seed(seed)
@@ -216,9 +216,9 @@ def test_gymnasium_and_parallel_rewards_sum_to_the_logged_totals(preset: str) ->
 
 _SCRIPT = """
 import sys, numpy as np
-from replicalab.envs import replicalab_v0
+from replicalab.envs import replicalab_v1
 for mode in ("structured", "text"):
-    env = replicalab_v0.env(action_mode=mode)
+    env = replicalab_v1.env(action_mode=mode)
     for seed in (0, 1, 2, 3):
         env.reset(seed=seed)
         for agent in env.possible_agents:
@@ -243,7 +243,7 @@ def test_same_seed_and_actions_give_byte_identical_logs_across_hash_seeds() -> N
 
 
 def test_log_replays_to_the_same_bytes() -> None:
-    env = replicalab_v0.env(action_mode="text")
+    env = replicalab_v1.env(action_mode="text")
     play(env, 5, "noisy")
     log = env.episode.to_log()
     assert log.invalid_action_count > 0
@@ -261,7 +261,7 @@ def test_log_replays_to_the_same_bytes() -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_log_json_round_trips_byte_for_byte(mode: str) -> None:
-    env = replicalab_v0.env(action_mode=mode)
+    env = replicalab_v1.env(action_mode=mode)
     for seed in range(24):
         play(env, seed, ("random", "noisy", "baseline")[seed % 3])
         text = env.episode.to_log().model_dump_json()

@@ -13,7 +13,7 @@ from replicalab.agents.scientist_policy import (
     MIN_PROMPT_CHARS,
     format_scientist_observation,
 )
-from replicalab.envs import replicalab_v0
+from replicalab.envs import replicalab_v1
 from replicalab.episode import SCIENTIST
 from replicalab.models import ConversationEntry, ScientistAction, ScientistActionType, ScientistObservation
 from tests.plans import PACK
@@ -94,7 +94,7 @@ def test_a_budget_too_small_or_not_an_int_is_refused(budget: object) -> None:
 
 
 def test_the_text_env_prompt_keeps_the_contract_and_the_latest_reply() -> None:
-    env = replicalab_v0.env(action_mode="text", max_rounds=40)
+    env = replicalab_v1.env(action_mode="text", max_rounds=40)
     env.reset(seed=0, options={"scenario": PACK})
     question = ScientistAction(
         action_type=ScientistActionType.REQUEST_INFO,

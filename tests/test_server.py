@@ -25,7 +25,7 @@ from replicalab.agents.scientist_policy import build_baseline_scientist_action  
 from replicalab.baselines.server.app import SESSION_HEADER, ServerSettings  # noqa: E402
 from replicalab.baselines.server.client import ReplicaLabClient, ServerError  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction  # noqa: E402
-from replicalab.envs.scientist_v0 import ScientistEnv  # noqa: E402
+from replicalab.envs.scientist_v1 import ScientistEnv  # noqa: E402
 from tests.live_server import LiveServer, live_server  # noqa: E402
 
 

@@ -17,7 +17,7 @@ from websockets.sync.client import ClientConnection, connect
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.baselines.server.app import ServerSettings
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction, ResetOptions
-from replicalab.envs.scientist_v0 import ScientistEnv
+from replicalab.envs.scientist_v1 import ScientistEnv
 from tests.live_server import LiveServer, live_server
 
 FUZZERS = 3

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import replicalab.envs
-from replicalab.envs import replicalab_v0
+from replicalab.envs import replicalab_v1
 from replicalab.envs.render import FRAME_SHAPE
 
 ENV_ID = replicalab.envs.SCIENTIST_ENV_ID
@@ -102,7 +102,7 @@ def test_rgb_array_frames_keep_one_size_and_change_with_the_transcript() -> None
 
 
 def test_the_multi_agent_env_renders_rgb_array_too() -> None:
-    env = replicalab_v0.env(render_mode="rgb_array")
+    env = replicalab_v1.env(render_mode="rgb_array")
     env.reset(seed=0)
     frame = env.render()
     assert isinstance(frame, np.ndarray) and frame.shape == (*FRAME_SHAPE, 3)

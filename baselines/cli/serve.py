@@ -40,7 +40,7 @@ def serve(
 
         from replicalab.baselines.server.app import ServerSettings, create_app, uvicorn_config
         from replicalab.baselines.server.models import EnvConfig
-        from replicalab.envs.scientist_v0 import ScientistEnv
+        from replicalab.envs.scientist_v1 import ScientistEnv
     except ImportError as exc:
         raise typer.BadParameter(
             f"needs the server extra: pip install 'replicalab[server]' ({exc})"

@@ -23,7 +23,7 @@ from replicalab.baselines.server.models import (
     ResetData,
     WireError,
 )
-from replicalab.envs.scientist_v0 import ScientistEnv
+from replicalab.envs.scientist_v1 import ScientistEnv
 from replicalab.episode import EpisodeOverError
 
 
@@ -97,7 +97,7 @@ class ScientistServerEnv(Environment):
         return EnvironmentMetadata(
             name="replicalab",
             description="The Scientist's seat of ReplicaLab against the grounded Lab Manager",
-            version="0",
+            version="1",  # the env id's version: ReplicaLab/Scientist-v1
             documentation_url="docs/serving.md",
         )
 

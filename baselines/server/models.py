@@ -54,7 +54,7 @@ class _Contract(BaseModel):
 
 
 class EnvConfig(_Contract):
-    """The Gymnasium Scientist env's arguments (`ReplicaLab/Scientist-v0`), as a session asks
+    """The Gymnasium Scientist env's arguments (`ReplicaLab/Scientist-v1`), as a session asks
     for them; the server's command line gives the defaults. Names are checked by the env, whose
     errors name the argument."""
 

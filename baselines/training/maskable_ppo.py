@@ -191,7 +191,7 @@ def train(
         raise ImportError(
             "--tensorboard needs the tensorboard package (in the [train] extra): pip install tensorboard"
         )
-    import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v0
+    import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v1
 
     out.mkdir(parents=True, exist_ok=True)
     env_kwargs = {
@@ -200,7 +200,7 @@ def train(
         "render_mode": None,  # make_vec_env asks for rgb_array otherwise
     }
     env = make_vec_env(
-        "ReplicaLab/Scientist-v0", n_envs=config.n_envs, seed=config.seed, env_kwargs=env_kwargs
+        "ReplicaLab/Scientist-v1", n_envs=config.n_envs, seed=config.seed, env_kwargs=env_kwargs
     )
     n_steps = config.rollout_steps()
     batch_size = min(BATCH_SIZE, n_steps * config.n_envs)

@@ -1,10 +1,10 @@
-"""# ReplicaLab v0 (PettingZoo AEC)
+"""# ReplicaLab v1 (PettingZoo AEC)
 
 | | |
 |---|---|
-| Import | `from replicalab.envs import replicalab_v0` |
+| Import | `from replicalab.envs import replicalab_v1` |
 | Actions | structured (default) or text |
-| Parallel API | yes (`replicalab_v0.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
+| Parallel API | yes (`replicalab_v1.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
 | Agents | `agents = ['scientist', 'lab_manager']` |
 | Action shape | scientist: `MultiDiscrete` of 41 components (flat mask of 218), or text (JSON); lab_manager: `Discrete(4)` |
 | Observation shape | `{"observation": Box(-1, 1, (F,), float32), "action_mask": Box(0, 1, (M,), int8)}`, plus `"prompt": Text` in text mode |
@@ -67,6 +67,10 @@ wrappers) is the episode's `EpisodeLog`, on this env, the parallel env and the G
 * v0, parallel turns: a parallel step is one agent's turn (it was a whole round, whose Lab
   Manager was judged against a mask it had not observed), so every action an observed mask
   allows is accepted.
+* v1: the negotiation binds. Medium and hard budgets fund only part of the study's samples at
+  the lab's private prices, a proposal's quote is observed, the Lab Manager's counter-proposal
+  is science-blind, three rounds are free of the efficiency charge, rigor's sample credit is
+  linear. Scores are not comparable with v0's (CHANGELOG.md says why).
 """
 
 from __future__ import annotations
@@ -120,7 +124,7 @@ class _Front:
 
 class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
     metadata: ClassVar[dict[str, Any]] = {
-        "name": "replicalab_v0",
+        "name": "replicalab_v1",
         "render_modes": list(RENDER_MODES),
         "is_parallelizable": True,
     }

@@ -1,8 +1,8 @@
-"""# ReplicaLab Scientist v0 (Gymnasium)
+"""# ReplicaLab Scientist v1 (Gymnasium)
 
 | | |
 |---|---|
-| Id | `gymnasium.make("ReplicaLab/Scientist-v0")` after `import envs` |
+| Id | `gymnasium.make("ReplicaLab/Scientist-v1")` after `import envs` |
 | Action space | `FlatMaskMultiDiscrete` (structured, default) or `Text` (`action_mode="text"`) |
 | Observation space | `Dict(observation=Box(-1, 1, (F,)), action_mask=Box(0, 1, (M,), int8))`, plus `prompt=Text` in text mode |
 
@@ -28,7 +28,7 @@ Terminates on the Scientist's `accept` or at the round limit; truncates at `step
 steps when given. `info["verdict"]` and `info["judge"]` arrive with the last step.
 
 ## Arguments
-The AEC env's (`replicalab.envs.replicalab_v0`): `templates`, `difficulties` (one name or a list of them),
+The AEC env's (`replicalab.envs.replicalab_v1`): `templates`, `difficulties` (one name or a list of them),
 `reward_config`, `max_rounds`, `step_cap`, `action_mode`, `render_mode`.
 
 ## Reset options
@@ -47,6 +47,10 @@ Works in `SyncVectorEnv`, `AsyncVectorEnv` and `gymnasium.make_vec`, and in Stab
 
 ## Version History
 * v0: initial release.
+* v1: the negotiation binds. Medium and hard budgets fund only part of the study's samples at
+  the lab's private prices, a proposal's quote is observed, the Lab Manager's counter-proposal
+  is science-blind, three rounds are free of the efficiency charge, rigor's sample credit is
+  linear. Scores are not comparable with v0's (CHANGELOG.md says why).
 """
 
 from __future__ import annotations
