@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
+from replicalab.install import install_hint
 from tests.docs_pages import blocks, page
 
 SECTION = page("training.md")
@@ -26,11 +27,11 @@ def _shortened(words: list[str]) -> list[str]:
     return kept + [part for option, value in SHORT.items() for part in (option, value)]
 
 
-def test_the_install_puts_the_cpu_torch_before_the_extra() -> None:
+def test_the_install_takes_torch_from_the_cpu_index_with_the_extra() -> None:
     install = blocks(SECTION, "bash")[0].splitlines()
-    torch = next(i for i, line in enumerate(install) if "pip install torch" in line)
-    extra = next(i for i, line in enumerate(install) if "pip install -e '.[train]'" in line)
-    assert torch < extra and "whl/cpu" in install[torch]
+    (extra,) = [line for line in install if "pip install -e '.[train]'" in line]
+    assert extra.endswith(install_hint("train").split("'", 2)[2].strip())  # the one recipe
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in extra
 
 
 @pytest.mark.slow
