@@ -210,7 +210,8 @@ def test_a_served_model_plays_both_seats(table: StubServer) -> None:
     result = _evaluate(table, "-s", "llm", "-l", "llm", "--concurrency", "2")
     assert result.exit_code == 0, result.output
     assert "llm vs llm" in result.stdout
-    seats = {request["messages"][0]["content"].split(" agent")[0] for request in table.requests}
+    episodes = table.requests[1:]  # after the one request that checks the server
+    seats = {request["messages"][0]["content"].split(" agent")[0] for request in episodes}
     assert seats == {"You are the Scientist", "You are the Lab Manager"}
 
 

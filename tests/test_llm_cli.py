@@ -3,8 +3,10 @@ the table, the usage line and files, groups, export, resume, faults, and the opt
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -160,3 +162,43 @@ def test_an_export_file_is_not_overwritten_without_force(stub: StubServer, tmp_p
     assert refused.exit_code == 1 and "--force overwrites it" in refused.output
     assert evaluate(stub, "--export-turns", str(turns), "--force").exit_code == 0
     assert len(turns.read_text().splitlines()) == 4
+
+
+def test_a_server_that_does_not_answer_stops_the_run_before_any_episode(tmp_path: Path) -> None:
+    with socket.socket() as probe:  # a port nothing listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url, out = f"http://127.0.0.1:{port}/v1", tmp_path / "llm.jsonl"
+    command = ["evaluate", *CELLS, "-s", "llm", "--base-url", url, "--model", "m", "--out", str(out)]
+    result = CliRunner().invoke(app, [*command, "--http-retries", "0"])
+    assert result.exit_code == 1
+    assert f"the server at {url} (model m) failed: llm_connection_error" in result.output
+    assert "episodes played" not in result.output and not out.exists()
+
+
+def fails_after(successes: int) -> Any:
+    """The scripted Scientist for `successes` requests, then a 500 to every request."""
+    answered = itertools.count()
+
+    def script(request: dict[str, Any]) -> Reply:
+        return scripted_scientist(request) if next(answered) < successes else fault(500)
+
+    return script
+
+
+def test_a_run_stops_after_max_failures_in_a_row_and_resume_finishes_it(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    clean, out = tmp_path / "clean.jsonl", tmp_path / "llm.jsonl"
+    assert evaluate(stub, "--seeds", "4", "--no-oracle", "--out", str(clean)).exit_code == 0
+    stub.script = fails_after(1 + 2 * 2 + 1)  # the check, two episodes, a call of the third
+    args = ["--seeds", "4", "--no-oracle", "--out", str(out)]
+    result = evaluate(stub, *args, "--http-retries", "0", "--max-failures", "3")
+    assert result.exit_code == 1
+    assert "stopped: 3 model calls in a row failed at" in result.output
+    assert f"{out} holds whole episodes only: rerun with --resume" in result.output
+    assert len(out.read_bytes().splitlines()) == 2
+    stub.script = scripted_scientist
+    resumed = evaluate(stub, *args, "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "(4 episodes, 2 resumed)" in resumed.stdout and out.read_bytes() == clean.read_bytes()

@@ -33,6 +33,7 @@ from replicalab.baselines.evaluation import report
 from replicalab.baselines.evaluation.metrics import summarize
 from replicalab.baselines.evaluation.rollouts import RolloutResult, usage_path
 from replicalab.baselines.evaluation.runner import Backend, Grid, RunResult, Settings, run_grid
+from replicalab.baselines.llm.backend import ServerFailing
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.digest import EpisodeDigest
 
@@ -111,6 +112,7 @@ def evaluate(
     extra_body: llm_cli.ExtraBodyOpt = None,
     timeout: llm_cli.TimeoutOpt = 120.0,
     http_retries: llm_cli.HttpRetriesOpt = 3,
+    max_failures: llm_cli.MaxFailuresOpt = llm_cli.DEFAULT_MAX_FAILURES,
     prompt_chars: llm_cli.PromptCharsOpt = MAX_PROMPT_CHARS,
     concurrency: llm_cli.ConcurrencyOpt = 1,
     group_size: llm_cli.GroupSizeOpt = 1,
@@ -120,8 +122,9 @@ def evaluate(
 ) -> None:
     """Play a Scientist against a Lab Manager over a grid; print the results table."""
     chat = llm_cli.ChatOptions(
-        base_url, model, temperature, top_p, max_tokens, extra_body, timeout, http_retries, prompt_chars
-    )
+        base_url, model, temperature, top_p, max_tokens, extra_body, timeout, http_retries, prompt_chars,
+        max_failures,
+    )  # fmt: skip
     with user_errors(USAGE):
         register_template_files(template_files)
         grid = grid_of(templates, difficulties, seeds, first_seed, split)
@@ -131,6 +134,9 @@ def evaluate(
             llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
         settings = Settings(reward_config=reward_config_of(reward_config), max_rounds=max_rounds, split=split)
         _check_outputs(out, export_turns, resume, force)
+    if seats.served:
+        with user_errors():
+            llm_cli.check_servers(chat, scientist == "llm", lab_manager == "llm", lab_manager_model)
     is_oracle = scientist == "oracle"
     oracle_too = oracle and not is_oracle
     where = backend, settings, jobs, concurrency
@@ -185,9 +191,14 @@ def _play(plan: _Plan) -> tuple[RunResult, list[EpisodeDigest] | None]:
                     backend=oracle_backend,
                 ).digests
     except KeyboardInterrupt:
-        hint = f"; {plan.out} holds whole episodes only: rerun with --resume to finish" if plan.out else ""
-        fail(f"interrupted{hint}", 130)
+        fail(f"interrupted{_resume_hint(plan.out)}", 130)
+    except ServerFailing as stopped:
+        fail(f"stopped: {stopped}{_resume_hint(plan.out)}", 1)
     return result, reference
+
+
+def _resume_hint(out: Path | None) -> str:
+    return f"; {out} holds whole episodes only: rerun with --resume to finish" if out else ""
 
 
 def _print_results(

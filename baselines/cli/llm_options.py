@@ -21,11 +21,19 @@ from rich.text import Text
 
 from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
 from replicalab.baselines.evaluation.rollouts import SeatFactory
-from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
+from replicalab.baselines.llm.backend import BackendConfig, ChatBackend, LLMCallError
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage
 from replicalab.baselines.policies.roles import LabManagerRole, ScientistRole
 
-__all__ = ["ChatOptions", "chat_lab_manager", "chat_scientist", "check_served_only", "usage_line"]
+__all__ = [
+    "ChatOptions",
+    "chat_lab_manager",
+    "chat_scientist",
+    "check_served_only",
+    "check_server",
+    "check_servers",
+    "usage_line",
+]
 
 BaseUrlOpt = Annotated[
     str | None,
@@ -52,12 +60,19 @@ GroupSizeOpt = Annotated[
 ExportTurnsOpt = Annotated[
     Path | None, typer.Option(dir_okay=False, help="Write one training record per model turn (JSONL).")
 ]
+MaxFailuresOpt = Annotated[
+    int,
+    typer.Option(
+        min=1, help="Stop the run after this many model calls in a row failed (--resume finishes it)."
+    ),
+]
 PromptCharsOpt = Annotated[
     int,
     typer.Option(min=MIN_PROMPT_CHARS, help="Longest user message; older history is dropped first to fit."),
 ]
 
 
+DEFAULT_MAX_FAILURES = 20  # a server that fails this often in a row is down, not busy
 _OPTIONS = {"timeout_s": "--timeout", "max_retries": "--http-retries"}  # config field -> option
 
 
@@ -75,6 +90,7 @@ class ChatOptions:
         timeout_s: float = 120.0,
         http_retries: int = 3,
         prompt_chars: int = MAX_PROMPT_CHARS,
+        max_failures: int = DEFAULT_MAX_FAILURES,
     ) -> None:
         self.base_url = base_url
         self.model = model
@@ -83,6 +99,7 @@ class ChatOptions:
         self.timeout_s = timeout_s
         self.http_retries = http_retries
         self.prompt_chars = prompt_chars
+        self.max_failures = max_failures
 
     def config(self) -> BackendConfig:
         """The backend's config; a ValueError naming the option for a bad value."""
@@ -103,6 +120,7 @@ class ChatOptions:
                 extra_body=extra,
                 timeout_s=self.timeout_s,
                 max_retries=self.http_retries,
+                max_failures=self.max_failures,
                 **{name: value for name, value in self.sampling.items() if value is not None},
             )
         except ValidationError as exc:
@@ -127,6 +145,7 @@ def check_served_only(
             ("--max-tokens", options.sampling["max_tokens"] is not None),
             ("--extra-body", options.extra_body is not None),
             ("--prompt-chars", options.prompt_chars != MAX_PROMPT_CHARS),
+            ("--max-failures", options.max_failures != DEFAULT_MAX_FAILURES),
         )
         if value
     ]
@@ -143,11 +162,40 @@ def chat_scientist(options: ChatOptions) -> SeatFactory:
 def chat_lab_manager(options: ChatOptions, model: str | None = None) -> SeatFactory:
     """A factory of `ChatPolicy` Lab Managers sharing one backend, on `model` of the same server
     when given (default: the options' model)."""
-    config = options.config()
-    if model is not None:
-        config = config.model_copy(update={"model": model})
-    backend = ChatBackend(config)
+    backend = ChatBackend(_lab_manager_config(options, model))
     return functools.partial(ChatPolicy, LabManagerRole(), backend, prompt_chars=options.prompt_chars)
+
+
+def _lab_manager_config(options: ChatOptions, model: str | None) -> BackendConfig:
+    config = options.config()
+    return config if model is None else config.model_copy(update={"model": model})
+
+
+def check_servers(
+    options: ChatOptions, scientist: bool, lab_manager: bool, lab_manager_model: str | None
+) -> None:
+    """`check_server` for the model of each seat a served model plays, once per model."""
+    configs = [options.config()] if scientist else []
+    if lab_manager:
+        configs.append(_lab_manager_config(options, lab_manager_model))
+    for i, config in enumerate(configs):
+        if config not in configs[:i]:
+            check_server(config)
+
+
+_PING = ({"role": "system", "content": "Reply with OK."}, {"role": "user", "content": "OK?"})
+
+
+def check_server(config: BackendConfig) -> None:
+    """One short request to the server of `config`, with its retries, before any episode: a
+    ValueError naming the URL, the model and what failed, rather than a run of refused moves."""
+    backend = ChatBackend(config.model_copy(update={"max_tokens": 1, "max_failures": None}))
+    try:
+        backend.complete_sync(_PING)
+    except LLMCallError as error:
+        raise ValueError(f"the server at {config.base_url} (model {config.model}) failed: {error}") from None
+    finally:
+        backend.close()
 
 
 def usage_line(usage: Sequence[EpisodeUsage]) -> Text:

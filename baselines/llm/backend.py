@@ -56,6 +56,7 @@ __all__ = [
     "Completion",
     "LLMCallError",
     "LLMErrorCode",
+    "ServerFailing",
 ]
 
 LLMErrorCode = Literal[
@@ -95,6 +96,7 @@ class BackendConfig(Contract):
     max_retries: int = Field(default=3, ge=0, le=20)  # of one completion, after its first try
     backoff_s: float = Field(default=0.5, ge=0.0)  # the first retry's wait, before jitter
     max_backoff_s: float = Field(default=30.0, ge=0.0)  # no wait is longer
+    max_failures: int | None = Field(default=None, ge=1)  # failed calls in a row that stop a run
 
     @field_validator("base_url")
     @classmethod
@@ -126,6 +128,11 @@ class LLMCallError(Exception):
         self.retries = retries
 
 
+class ServerFailing(RuntimeError):
+    """`max_failures` calls in a row failed: the server is down or refuses everything, so a run
+    stops here rather than play on with every model move refused."""
+
+
 class ChatBackend:
     """Chat completions from one server and model, async (`complete`) or blocking (`complete_sync`).
 
@@ -155,6 +162,7 @@ class ChatBackend:
         }
         self._session: tuple[asyncio.AbstractEventLoop, aiohttp.ClientSession] | None = None
         self._sync: openai.OpenAI | None = None
+        self._failures_in_a_row = 0
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config, "api_key": self._api_key, "jitter": self._jitter}
@@ -167,6 +175,34 @@ class ChatBackend:
         return self.complete_sync(messages).text
 
     async def complete(self, messages: Messages, *, seed: int | None = None) -> Completion:
+        """One completion; `ServerFailing` instead of the `max_failures`-th failure in a row."""
+        try:
+            completion = await self._complete(messages, seed)
+        except LLMCallError as error:
+            self._failed(error)
+            raise
+        self._failures_in_a_row = 0
+        return completion
+
+    def complete_sync(self, messages: Messages, *, seed: int | None = None) -> Completion:
+        """`complete` for a caller without an event loop; the same retries and error codes."""
+        try:
+            completion = self._complete_sync(messages, seed)
+        except LLMCallError as error:
+            self._failed(error)
+            raise
+        self._failures_in_a_row = 0
+        return completion
+
+    def _failed(self, error: LLMCallError) -> None:
+        self._failures_in_a_row += 1
+        limit = self.config.max_failures
+        if limit is not None and self._failures_in_a_row >= limit:
+            raise ServerFailing(
+                f"{limit} model calls in a row failed at {self.config.base_url}; the last: {error}"
+            ) from error
+
+    async def _complete(self, messages: Messages, seed: int | None) -> Completion:
         body = json.dumps(self._request(messages, seed)).encode("utf-8")
         session = self._async_session()
         aiohttp = self._aiohttp
@@ -185,8 +221,7 @@ class ChatBackend:
             await asyncio.sleep(self._wait_or_raise(failure, retry, started))
         raise AssertionError("unreachable: the last retry raises")  # pragma: no cover
 
-    def complete_sync(self, messages: Messages, *, seed: int | None = None) -> Completion:
-        """`complete` for a caller without an event loop; the same retries and error codes."""
+    def _complete_sync(self, messages: Messages, seed: int | None) -> Completion:
         request = self._request(messages, seed)
         if self._sync is None:
             self._sync = self._openai.OpenAI(
