@@ -99,7 +99,9 @@ def test_evaluate_llm_reports_its_retries(runner: CliRunner) -> None:
         "--wide",
     )
     assert "llm vs grounded" in out
-    assert "policy counters: llm_calls 14, llm_generate_errors 0, llm_parse_failures 2, llm_retries 8" in out
+    assert (
+        "policy counters: llm_calls 14, llm_corrections 8, llm_generate_errors 0, llm_parse_failures 2" in out
+    )
     invalid = _row(out, "overall")[7]
     assert invalid != "0%"
 

@@ -213,6 +213,13 @@ def test_a_served_model_plays_both_seats(table: StubServer) -> None:
     episodes = table.requests[1:]  # after the one request that checks the server
     seats = {request["messages"][0]["content"].split(" agent")[0] for request in episodes}
     assert seats == {"You are the Scientist", "You are the Lab Manager"}
+    lines = result.stdout.splitlines()
+    for seat in ("scientist", "lab_manager"):  # one usage line per seat, each counting its calls
+        assert any(line.startswith(f"model usage ({seat}): ") for line in lines), result.stdout
+    counters = next(line for line in lines if line.startswith("policy counters: "))
+    names = {part.rsplit(" ", 1)[0] for part in counters.removeprefix("policy counters: ").split(", ")}
+    assert {"llm_calls", "lab_manager_llm_calls", "llm_corrections", "lab_manager_llm_corrections"} <= names
+    assert "llm_retries" not in names  # "retried requests" are the server's; corrections are the model's
 
 
 def test_the_generate_fn_route_seats_a_lab_manager_too() -> None:

@@ -75,7 +75,7 @@ def test_a_failed_model_call_is_a_refused_move_with_its_own_code(model: object, 
     # One call per turn: a failed call is not retried (a parse error is the model's to fix).
     assert scientist.stats() == {
         "llm_calls": len(steps),
-        "llm_retries": 0,
+        "llm_corrections": 0,
         "llm_parse_failures": 0,
         "llm_generate_errors": len(steps),
     }
@@ -88,7 +88,7 @@ def test_a_call_failing_on_a_retry_counts_the_calls_made() -> None:
     assert {code for code, _ in _scientist_steps(log)} == {"generate_error"}
     assert scientist.stats() == {
         "llm_calls": 2 * turns,
-        "llm_retries": turns,
+        "llm_corrections": turns,
         "llm_parse_failures": 0,
         "llm_generate_errors": turns,
     }

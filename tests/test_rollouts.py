@@ -85,7 +85,7 @@ def test_a_served_model_plays_what_the_generate_fn_route_plays(
     assert _bytes(tmp_path / "async.jsonl") == _bytes(tmp_path / "sync.jsonl")
     assert result.stats == run_grid(GRID, LLM).stats
     # Round 1 takes a correction, round 2 runs out of retries (3 calls), later rounds correct once.
-    assert result.stats["llm_retries"] > 0 and result.stats["llm_parse_failures"] == len(GRID.cells())
+    assert result.stats["llm_corrections"] > 0 and result.stats["llm_parse_failures"] == len(GRID.cells())
 
 
 def test_episodes_are_written_in_grid_order_as_they_complete(stub: StubServer, tmp_path: Path) -> None:

@@ -222,7 +222,7 @@ def test_llm_scientist_survives_malformed_output_and_counts_retries() -> None:
     # Per episode: round 1 = 2 calls (1 retry), round 2 = 3 calls, all failed, round 3 = 2 calls.
     assert result.stats == {
         "llm_calls": 7 * n,
-        "llm_retries": 4 * n,
+        "llm_corrections": 4 * n,
         "llm_parse_failures": n,
         "llm_generate_errors": 0,
     }

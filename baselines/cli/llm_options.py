@@ -199,10 +199,19 @@ def check_server(config: BackendConfig) -> None:
 
 
 def usage_line(usage: Sequence[EpisodeUsage]) -> Text:
-    """What the model calls of a run cost, in one line."""
+    """What the model calls of a run cost, one line per seat a model played."""
+    seats = list(dict.fromkeys(u.agent for u in usage))
+    if len(seats) < 2:
+        return _seat_usage("model usage", usage)
+    return Text("\n").join(
+        _seat_usage(f"model usage ({seat})", [u for u in usage if u.agent == seat]) for seat in seats
+    )
+
+
+def _seat_usage(title: str, usage: Sequence[EpisodeUsage]) -> Text:
     calls = sum(u.calls for u in usage)
     retries = sum(u.retries for u in usage)
-    parts = [f"model usage: {calls:,} calls", f"{retries:,} retried requests"]
+    parts = [f"{title}: {calls:,} calls", f"{retries:,} retried requests"]
     prompt = [u.prompt_tokens for u in usage if u.prompt_tokens is not None]
     completion = [u.completion_tokens for u in usage if u.completion_tokens is not None]
     if prompt or completion:

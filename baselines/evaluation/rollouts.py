@@ -50,7 +50,7 @@ from replicalab.baselines.evaluation.grid import (
 from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
 from replicalab.baselines.evaluation.workers import adopt_templates
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
-from replicalab.baselines.policies.interface import AsyncPolicy, Seat, SeatFactory, policy_stats, reset_policy
+from replicalab.baselines.policies.interface import AsyncPolicy, Seat, SeatFactory, reset_policy, seat_stats
 from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.baselines.training.records import turn_records
 from replicalab.checks import check_positive_int
@@ -247,11 +247,9 @@ async def _play(
     pair = scientist(), lab_manager()
     seed = rollout_seed(rollout.cell, rollout.rollout)
     log = await play_rollout(rollout.cell, *pair, settings, seed, rollout.episode_id)
-    stats: dict[str, float] = {}
+    stats = seat_stats(*pair)
     usage, turns = [], []
     for seat in pair:
-        for key, value in policy_stats(seat).items():  # type: ignore[arg-type]
-            stats[key] = stats.get(key, 0.0) + value
         if isinstance(seat, ChatPolicy):
             usage.append(seat.usage(rollout.episode_id))
             turns.extend(seat.turns)

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from replicalab.baselines.evaluation.grid import Cell, PolicyFactory, Settings, play_episode
-from replicalab.baselines.policies.interface import Policy, policy_stats
+from replicalab.baselines.policies.interface import Policy, seat_stats
 from replicalab.digest import EpisodeDigest, digest
 from replicalab.models import EpisodeLog
 from replicalab.scenarios import TemplateData, get_template, register_template, template_names
@@ -36,9 +36,7 @@ def play_chunk(indexed: Sequence[tuple[int, Cell]], keep: bool = False) -> list[
     out = []
     for index, cell in indexed:
         log = play_episode(cell, scientist, lab_manager, settings)
-        stats = policy_stats(scientist)
-        for key, value in policy_stats(lab_manager).items():
-            stats[key] = stats.get(key, 0.0) + value
+        stats = seat_stats(scientist, lab_manager)
         out.append((index, stats, digest(log), log if keep else log.model_dump_json()))
     return out
 

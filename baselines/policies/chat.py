@@ -168,7 +168,7 @@ class ChatPolicy:
         counters = self._counters
         return {
             "llm_calls": counters.calls,
-            "llm_retries": counters.parse_retries,
+            "llm_corrections": counters.parse_retries,
             "llm_parse_failures": counters.parse_failures,
             "llm_generate_errors": sum(counters.failed.values()),
         }

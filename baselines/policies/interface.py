@@ -49,7 +49,20 @@ def reset_policy(policy: Policy, seed: int) -> None:
         reset(seed)
 
 
-def policy_stats(policy: Policy) -> dict[str, float]:
+def policy_stats(policy: Seat) -> dict[str, float]:
     """The policy's optional `stats()`, or nothing."""
     stats = getattr(policy, "stats", None)
     return dict(stats()) if callable(stats) else {}
+
+
+LAB_MANAGER_PREFIX = "lab_manager_"
+"""Before each of the Lab Manager seat's counters, so a model in both seats counts twice apart."""
+
+
+def seat_stats(scientist: Seat, lab_manager: Seat) -> dict[str, float]:
+    """Both seats' counters of one episode: the Scientist's by their names, the Lab Manager's
+    with `LAB_MANAGER_PREFIX`."""
+    stats = policy_stats(scientist)
+    for key, value in policy_stats(lab_manager).items():
+        stats[LAB_MANAGER_PREFIX + key] = value
+    return stats

@@ -140,7 +140,7 @@ class _LLMSeat:
     A model that raises, or answers with something other than a string, loses the turn the same
     way under the code `generate_error` (with the exception's type and message), without a
     retry: a parse error is the model's to correct, a failed call is not. Either way the run
-    goes on with the next turn. `stats()`: model calls, retries, turns lost to parse failures
+    goes on with the next turn. `stats()`: model calls, corrections (calls after unparsable output), turns lost to parse failures
     and turns lost to failed calls since the last reset. For parallel runs the `generate_fn`
     must survive pickling unless the platform forks.
     """
@@ -162,7 +162,7 @@ class _LLMSeat:
     def stats(self) -> dict[str, float]:
         return {
             "llm_calls": self.calls,
-            "llm_retries": self.retries,
+            "llm_corrections": self.retries,
             "llm_parse_failures": self.parse_failures,
             "llm_generate_errors": self.generate_errors,
         }
