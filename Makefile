@@ -43,7 +43,7 @@ TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 EXTRAS := $(VENV)/extras
 $(EXTRAS): $(READY)
 	$(BIN)/pip install -q --retries 1 torch==2.13.0 --extra-index-url $(TORCH_CPU_INDEX)
-	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train,rllib,server]'
+	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train,rllib,server,report]'
 	$(BIN)/python .ci/cpu_torch.py
 	touch $@
 

@@ -38,6 +38,8 @@ RUN_ELSEWHERE = {
     ("command-line.md", "replicalab train"): "test_readme_training.py",
     ("command-line.md", "compare-rewards --train"): "test_compare_rewards_training.py",
     ("serving.md", "replicalab serve"): "test_server.py",
+    ("report.md", "replicalab report"): "test_html_report.py",
+    ("command-line.md", "replicalab report"): "test_html_report.py",
     ("serving.md", "websockets.sync.client"): "test_server_docs.py",
     ("serving.md", "ReplicaLabClient"): "test_server_docs.py",
 }

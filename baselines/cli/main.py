@@ -1,9 +1,10 @@
-"""`replicalab`: evaluate policies, replay logged episodes, browse scenarios, compare rewards, train.
+"""`replicalab`: evaluate policies, replay logged episodes, report runs as HTML, browse scenarios, compare rewards, train.
 
     replicalab evaluate                       # baseline vs grounded Lab Manager, 180 episodes
     replicalab evaluate --scientist random --out runs/random.jsonl --jobs 2
     replicalab evaluate --backend ray --jobs 8   # Ray tasks (RAY_ADDRESS's cluster, else local)
     replicalab replay runs/random.jsonl 3     # or an episode id; -1 is the last
+    replicalab report runs/baseline.jsonl runs/random.jsonl --out report.html   # needs [report]
     replicalab evaluate --template-file my_family.json -t my_family --seeds 2
     replicalab scenarios --show ml_benchmark hard 7
     replicalab compare-rewards --out-dir reward-comparison
@@ -26,6 +27,7 @@ from replicalab import __version__
 from replicalab.baselines.cli.compare_rewards import compare_rewards_command
 from replicalab.baselines.cli.evaluate import evaluate
 from replicalab.baselines.cli.replay import replay
+from replicalab.baselines.cli.report import report
 from replicalab.baselines.cli.scenarios import scenarios
 from replicalab.baselines.cli.serve import serve
 from replicalab.baselines.cli.train import train_command
@@ -59,6 +61,7 @@ app.command()(evaluate)
 # Unknown options pass through as arguments, so a negative index (`replay FILE -1`) is an index.
 app.command(context_settings={"ignore_unknown_options": True})(replay)
 app.command()(scenarios)
+app.command()(report)
 app.command("train")(train_command)
 app.command("compare-rewards")(compare_rewards_command)
 app.command()(serve)

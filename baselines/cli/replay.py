@@ -72,6 +72,15 @@ def _find_episode(path: Path, episode: str) -> EpisodeLog:
     raise Problem(f"{path}: no episode with id {episode!r} (give an id or a 0-based index)")
 
 
+def read_logs(path: Path) -> list[EpisodeLog]:
+    """Every episode of a log file, in order; a line that is not an episode is refused."""
+    _not_a_log(path)
+    lines = path.read_bytes().splitlines()
+    if not lines:
+        raise Problem(f"{path}: no episodes")
+    return [_parse_line(path, lines, i) for i in range(len(lines))]
+
+
 def replay(
     path: Annotated[Path, typer.Argument(help="A JSONL file written by `evaluate --out`.")],
     episode: Annotated[str, typer.Argument(help="Episode id, or 0-based index (-1 = last).")] = "0",

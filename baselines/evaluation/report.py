@@ -39,7 +39,7 @@ def estimate(value: Estimate) -> str:
     return f"{value.mean:.2f} ± {value.half_width:.2f}"
 
 
-_RESULT_COLUMNS: dict[str, Callable[[Summary], str]] = {
+RESULT_COLUMNS: dict[str, Callable[[Summary], str]] = {
     "n": lambda row: str(row.episodes),
     "score ± 95% CI": lambda row: estimate(row.score),
     "return ± 95% CI": lambda row: estimate(row.returns),
@@ -60,7 +60,7 @@ _NARROW_COLUMNS = ("n", "score ± 95% CI", "agree", "accepted\ninfeasible", "nor
 def results_table(rows: Sequence[Summary], title: str, *, wide: bool = False) -> Table:
     """One row per template/difficulty, then the overall row in bold; every column if `wide`."""
     table = Table(title=Text(title), title_justify="left", header_style="bold")
-    columns = list(_RESULT_COLUMNS) if wide else _NARROW_COLUMNS
+    columns = list(RESULT_COLUMNS) if wide else _NARROW_COLUMNS
     # A long family name folds onto a second line; the numbers never wrap or get cut.
     table.add_column("cell", overflow="fold")
     for name in columns:
@@ -68,7 +68,7 @@ def results_table(rows: Sequence[Summary], title: str, *, wide: bool = False) ->
     for row in rows:
         table.add_row(
             Text(row.label),
-            *(_RESULT_COLUMNS[name](row) for name in columns),
+            *(RESULT_COLUMNS[name](row) for name in columns),
             style="bold" if row.label == "overall" else None,
             end_section=row is rows[-2] if len(rows) > 1 else False,
         )
@@ -82,7 +82,7 @@ def stats_line(stats: dict[str, float]) -> Text:
 # --------------------------------------------------------------------------- replay
 
 
-def _components(components: dict[str, dict[str, float]]) -> str:
+def components_line(components: dict[str, dict[str, float]]) -> str:
     """Named terms of one step, per agent: `scientist: judge +4.00; lab_manager: judge +4.00`."""
     parts = [
         f"{agent}: " + ", ".join(f"{name} {value:+.2f}" for name, value in sorted(terms.items()))
@@ -126,7 +126,7 @@ def replay(log: EpisodeLog) -> list[RenderableType]:
             move,
             f"{step.rewards.get('scientist', 0.0):+.3f}",
             f"{step.rewards.get('lab_manager', 0.0):+.3f}",
-            Text(_components(step.reward_components)),
+            Text(components_line(step.reward_components)),
         )
     parts: list[RenderableType] = [
         Panel(header, title="episode"),
