@@ -91,7 +91,7 @@ class PaperCase(Contract):
     the draw, so a careful reader recovers most of them and a remembered title does not."""
 
     case_id: NonEmptyStr
-    split: Split  # the held-out set the case belongs to (see the README for the rule)
+    split: Split  # the set the case belongs to (docs/splits.md: how the built-in ones were set)
     title: NonEmptyStr
     hypothesis: NonEmptyStr  # may use {target}
     method_intro: NonEmptyStr  # the fixed opening of the method paragraph
