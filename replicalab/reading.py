@@ -51,17 +51,25 @@ def cues(paper: Paper, name: str) -> tuple[Cue, ...]:
     return _cues(paper.method, name)
 
 
+@lru_cache(maxsize=256)  # a pack's method is read for each of its candidates in turn
+def _parsed(method: str) -> tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]:
+    """Each sentence of `method` with its words, in order and as a set."""
+    return tuple(
+        (sentence, tokens, frozenset(tokens))
+        for sentence in sentences(method)
+        for tokens in [words(sentence)]
+    )
+
+
 @lru_cache(maxsize=16384)  # (method, candidate) pairs recur across the packs of a case
 def _cues(method: str, name: str) -> tuple[Cue, ...]:
     wanted = content_words(name)
     found = []
-    for number, sentence in enumerate(sentences(method)):
-        tokens = words(sentence)
-        present = wanted & frozenset(tokens)
+    for number, (sentence, tokens, bag) in enumerate(_parsed(method)):
+        present = wanted & bag
         share = len(present) / len(wanted) if wanted else 0.0
         if share < PARTIAL:
             continue
-        bag = frozenset(tokens)
         start = min(tokens.index(w) for w in present)
         found.append(
             Cue(
