@@ -31,17 +31,16 @@ def scripted_model(request: httpx.Request) -> httpx.Response:
     body = json.loads(request.content)
     latest = body["messages"][-1]["content"]
     agreed = "lab_manager (accept)" in latest or "The revised plan passes every check." in latest
-    review = re.search(r'required_review: .*\(term: "(.+?)"\)', body["messages"][0]["content"])
+    brief = body["messages"][0]["content"]  # the review to name and the items the method needs
+    review = re.search(r'required_review: .*\(term: "(.+?)"\)', brief)
+    needs = re.findall(r"^- (.+?) \[(equipment|reagent)\]: .*\(essential\)$", brief, re.M)
     plan = {**PLAN, "controls": [*PLAN["controls"], review.group(1) if review else "independent review"]}
+    plan["required_equipment"] = [name for name, kind in needs if kind == "equipment"]
+    plan["required_reagents"] = [name for name, kind in needs if kind == "reagent"]
     text = json.dumps({"action_type": "accept"} if agreed else plan)
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
-    reply = {
-        "id": "1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": body["model"],
-        "choices": [choice],
-    }
+    reply = {"id": "1", "object": "chat.completion", "created": 0, "model": body["model"]}
+    reply["choices"] = [choice]
     return httpx.Response(200, json=reply)
 
 
