@@ -20,7 +20,7 @@ from replicalab.agents.prompt_parts import (
     latest_entry,
     protocol_section,
 )
-from replicalab.models import ScientistAction, ScientistActionType, ScientistObservation
+from replicalab.models import Candidates, ScientistAction, ScientistActionType, ScientistObservation
 from replicalab.scenarios.types import NormalizedScenarioPack
 
 __all__ = [
@@ -81,6 +81,22 @@ def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
     return "\n\n".join(sections)
 
 
+CANDIDATE_SEPARATOR = " | "
+
+
+def candidates_section(candidates: Candidates) -> str:
+    """The public candidate lists, as the structured observation's slots list them: the text
+    prompt carries the same choices, so a text reader and a structured one see the same game."""
+    lines = ["Candidates (what the study could have done; the method says which it did):"]
+    for label, names in (
+        ("techniques", candidates.techniques),
+        ("elements", candidates.elements),
+        ("controls", candidates.controls),
+    ):
+        lines.append(f"- {label}: {CANDIDATE_SEPARATOR.join(names) or 'none'}")
+    return "\n".join(lines)
+
+
 def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX_PROMPT_CHARS) -> str:
     """One turn's user message: round, paper, conversation, protocol, schema, instruction.
 
@@ -92,7 +108,8 @@ def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX
     paper = obs.paper
     brief = (
         f"Paper:\nTitle: {paper.title}\nHypothesis: {paper.hypothesis}\nMethod: {paper.method}\n"
-        f"Key finding: {paper.key_finding}\nGoal: {obs.experiment_goal}"
+        f"Key finding: {paper.key_finding}\nReported sample size: {paper.reported_sample_size or 'none'}\n"
+        f"Goal: {obs.experiment_goal}\n{candidates_section(obs.candidates)}"
     )
     message = TurnMessage(
         head=f"Round {obs.round_number} of {obs.max_rounds}",
