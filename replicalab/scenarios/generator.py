@@ -74,7 +74,8 @@ RATE_RANGE: dict[Difficulty, tuple[float, float]] = {
     "hard": (1.2, 2.4),
 }
 """What a lab charges, as multiples of the classic terms: the classic terms themselves on easy,
-around them on medium, up to twice them on hard (a busy facility that bills its time)."""
+below or above them on medium, above them on hard (a busy facility that bills its time), so a
+plan priced at the classic terms misses the budget's boundary on both harder levels."""
 BUDGET_SHARE: dict[Difficulty, tuple[float, float]] = {"medium": (0.5, 0.75), "hard": (0.4, 0.65)}
 """The budget on medium and hard: what the study's own plan costs at the lab's prices without
 its samples (its controls, its items with the lab's substitutes, the duration that earns full
