@@ -92,6 +92,8 @@ TECHNIQUE_FIELDS = ("chosen", *CUE_FIELDS)
 CONTROL_FIELDS = ("included", *CUE_FIELDS)
 ELEMENT_FIELDS = ("present", *CUE_FIELDS, "addressed")
 _MAX_MENTIONS = 4  # sentences mentioning one candidate, the `mentions` scale
+_EXACT, _SHARE = Cue._fields.index("exact"), Cue._fields.index("share")
+_FLAGS = tuple(Cue._fields.index(field) for field in CUE_FIELDS[3:])  # the yes/no cues
 _REQUESTED = ITEM_FIELDS.index("requested")
 _PRICE = ITEM_FIELDS.index("price")
 _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
@@ -103,12 +105,12 @@ def _cue_row(found: tuple[Cue, ...]) -> tuple[float, ...]:
     the best share of its words, and whether some mention carries each cue."""
     if not found:
         return (0.0,) * len(CUE_FIELDS)
-    flags = [any(getattr(cue, field) for cue in found) for field in CUE_FIELDS[3:]]
+    columns = tuple(zip(*found, strict=True))  # each of `Cue`'s fields over the mentions
     return (
         min(1.0, len(found) / _MAX_MENTIONS),
-        float(any(cue.exact for cue in found)),
-        max(cue.share for cue in found),
-        *map(float, flags),
+        float(any(columns[_EXACT])),
+        max(columns[_SHARE]),
+        *(float(any(columns[i])) for i in _FLAGS),
     )
 
 

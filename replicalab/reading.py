@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from replicalab.models import Candidates, Paper
-from replicalab.text import NEGATIONS, content_words, mentions, sentences, words
+from replicalab.text import NEGATIONS, content_words, occurs, sentences, words
 
 CONTRAST = frozenset(["rather", "instead", "unlike", "dropped", "considered", "future", "abandoned"])
 HEDGE = frozenset(["related", "earlier", "prior", "debated", "reviewers", "limitation", "literature"])
@@ -51,13 +51,18 @@ def cues(paper: Paper, name: str) -> tuple[Cue, ...]:
     return _cues(paper.method, name)
 
 
+class _Sentence(NamedTuple):
+    spaced: str  # its words joined as `replicalab.text.spaced` joins them
+    tokens: tuple[str, ...]
+    bag: frozenset[str]
+
+
 @lru_cache(maxsize=256)  # a pack's method is read for each of its candidates in turn
-def _parsed(method: str) -> tuple[tuple[str, tuple[str, ...], frozenset[str]], ...]:
-    """Each sentence of `method` with its words, in order and as a set."""
+def _parsed(method: str) -> tuple[_Sentence, ...]:
+    """Each sentence of `method` with its words, in order, spaced and as a set."""
     return tuple(
-        (sentence, tokens, frozenset(tokens))
-        for sentence in sentences(method)
-        for tokens in [words(sentence)]
+        _Sentence(" " + " ".join(tokens) + " ", tokens, frozenset(tokens))
+        for tokens in map(words, sentences(method))
     )
 
 
@@ -65,20 +70,21 @@ def _parsed(method: str) -> tuple[tuple[str, tuple[str, ...], frozenset[str]], .
 def _cues(method: str, name: str) -> tuple[Cue, ...]:
     wanted = content_words(name)
     found = []
-    for number, (sentence, tokens, bag) in enumerate(_parsed(method)):
-        present = wanted & bag
-        share = len(present) / len(wanted) if wanted else 0.0
-        if share < PARTIAL:
+    for number, (spaced, tokens, bag) in enumerate(_parsed(method)):
+        if bag.isdisjoint(wanted):  # most sentences: no set built
             continue
-        start = min(tokens.index(w) for w in present)
+        present = wanted & bag
+        if len(present) < PARTIAL * len(wanted):
+            continue
+        start = min(map(tokens.index, present))
         found.append(
             Cue(
                 number,
-                mentions(name, sentence),
-                share,
-                bool(bag & NEGATIONS),
-                bool(bag & CONTRAST),
-                bool(bag & HEDGE),
+                occurs(name, spaced),
+                len(present) / len(wanted),
+                not bag.isdisjoint(NEGATIONS),
+                not bag.isdisjoint(CONTRAST),
+                not bag.isdisjoint(HEDGE),
                 "former" in bag,
                 "latter" in bag,
                 start < len(tokens) / 2,

@@ -171,22 +171,17 @@ def _paper_family(paper: Paper, goal: str) -> TemplateData:
 def _family_name(paper: Paper, goal: str, families: tuple[tuple[str, tuple[str, ...], int], ...]) -> str:
     """`_paper_family`'s answer by name, among `families` as (name, hints, priority)."""
     texts = (paper.title, paper.hypothesis, *sentences(paper.method), paper.key_finding, goal)
+    tokens = frozenset().union(*map(words, texts))
+    joined = "".join(map(spaced, texts))  # a phrase occurs in it when it occurs in one text
     counted = []
     for name, hints, priority in families:
-        named = frozenset().union(*(_hints_named(hints, text) for text in texts))
-        counted.append((len(named), priority, name))
+        compiled = _compile_hints(hints)
+        phrases = {phrase for head, phrase in compiled.phrases if head in tokens and occurs(phrase, joined)}
+        counted.append((len(compiled.single & tokens) + len(phrases), priority, name))
     count, _, best = max(counted, key=lambda entry: entry[:2])
     if count == 0:
         return min(families, key=lambda family: family[2])[0]
     return best
-
-
-@lru_cache(maxsize=8192)  # a paper's sentences recur across the packs of its case
-def _hints_named(hints: tuple[str, ...], text: str) -> frozenset[str]:
-    """The distinct `hints` that `text` names as whole words."""
-    compiled = _compile_hints(hints)
-    tokens = words(text)
-    return frozenset(compiled.single.intersection(tokens)) | frozenset(_named_phrases(compiled, text, tokens))
 
 
 def _feedback_indicates_blocker(entry: ConversationEntry) -> bool:
