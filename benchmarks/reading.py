@@ -6,7 +6,10 @@ Every reader plays the same negotiation (`PublicReaderScientist`'s: ask, propose
 differs only in what it takes from the paper (`replicalab.baselines.policies.readers`); the
 memorizer plays the blind policy on a paper it never saw.
 
-    python -m benchmarks.reading [--seeds 40]
+`--single-cue` plays instead every fixed rule on one cue column of the observation
+(`SingleCueScientist`): the best of them bounds what one feature gives without learning.
+
+    python -m benchmarks.reading [--seeds 40] [--single-cue]
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import statistics
 from collections.abc import Callable
+from functools import partial
 
 from benchmarks.negotiation import interval, played_on_test, shares
 from replicalab.baselines.policies.interface import Policy
@@ -23,7 +27,10 @@ from replicalab.baselines.policies.readers import (
     GuessingOracleScientist,
     PriorScientist,
     PublicOracleScientist,
+    SingleCueScientist,
 )
+from replicalab.digest import EpisodeDigest
+from replicalab.envs.features import CUE_FIELDS
 from replicalab.scenarios import DIFFICULTIES
 
 READERS: dict[str, Callable[[], Policy]] = {
@@ -37,19 +44,50 @@ READERS: dict[str, Callable[[], Policy]] = {
 }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=40, help="seeds per template and difficulty")
-    args = parser.parse_args()
-    runs = played_on_test(READERS, args.seeds)
+GRADED = {"mentions": (0.25, 0.5, 0.75, 1.0), "partial": (0.5, 0.75, 1.0)}  # the others are 0 or 1
+
+
+def single_cue_rules() -> dict[str, Callable[[], Policy]]:
+    """Every fixed rule on one cue column: claim when it is at least, or under, each of its
+    steps (a yes/no column: set, or unset)."""
+    return {
+        f"{field} {'<' if below else '≥'} {threshold:g}": partial(SingleCueScientist, field, threshold, below)
+        for field in CUE_FIELDS
+        for threshold in GRADED.get(field, (1.0,))
+        for below in (False, True)
+    }
+
+
+def table(
+    readers: dict[str, Callable[[], Policy]], seeds: int, ranked: bool = False
+) -> dict[str, dict[str, list[EpisodeDigest]]]:
+    """Play `readers` on the test split and print each one's share of the oracle's score, in
+    the order given or, `ranked`, best first."""
+    runs = played_on_test(readers, seeds)
     n = sum(len(runs[level]["oracle"]) for level in DIFFICULTIES)
     print(f"share of the oracle's score on the test split, mean ± 95 % interval ({n} episodes a row)\n")
     print("| reader | " + " | ".join(DIFFICULTIES) + " | all |")
     print("|---|" + "---:|" * (len(DIFFICULTIES) + 1))
-    for name in READERS:
+    every_level = {
+        name: [x for level in DIFFICULTIES for x in shares(runs[level][name], runs[level]["oracle"])]
+        for name in readers
+    }
+    order = sorted(readers, key=lambda name: -statistics.fmean(every_level[name])) if ranked else readers
+    for name in order:
         cells = [interval(shares(runs[level][name], runs[level]["oracle"])) for level in DIFFICULTIES]
-        every_level = [x for level in DIFFICULTIES for x in shares(runs[level][name], runs[level]["oracle"])]
-        print(f"| {name} | " + " | ".join(cells) + f" | {interval(every_level)} |")
+        print(f"| {name} | " + " | ".join(cells) + f" | {interval(every_level[name])} |")
+    return runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=40, help="seeds per template and difficulty")
+    parser.add_argument("--single-cue", action="store_true", help="every fixed rule on one cue column")
+    args = parser.parse_args()
+    if args.single_cue:
+        table(single_cue_rules(), args.seeds, ranked=True)
+        return
+    runs = table(READERS, args.seeds)
     oracle = statistics.fmean(d.score for r in runs.values() for d in r["oracle"])
     print(f"| oracle (judge score; reads the hidden study) | | | | {oracle:.2f} |")
     cells = []

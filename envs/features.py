@@ -37,7 +37,7 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 | `…[i].exact` | some mention has its exact words in order | 0/1 |
 | `…[i].partial` | the largest share of its content words in one sentence | 0-1 |
 | `…[i].negation`, `.contrast`, `.hedge` | some mentioning sentence has a negation word ("no", "not", "without"), a contrast word ("rather", "instead", "dropped", "unlike", "future"), a word of other work ("related", "earlier", "prior", "limitation") | 0/1 |
-| `…[i].former`, `.latter`, `.first` | some mentioning sentence refers back to "the former" / "the latter"; the candidate's words start in its first half | 0/1 |
+| `…[i].former`, `.latter`, `.first` | some mentioning sentence refers back to "the former" / "the latter"; in such a sentence the candidate's words start in its first half (it is the former of the pair) | 0/1 |
 
 The `…` columns exist for `technique[k]`, `control[j]` and `element[i]` alike: they are cues a
 reader notices, never a verdict on what the study did (`docs/observation-features.md` says why).
@@ -100,7 +100,7 @@ _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
 _SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
 
 
-def _cue_row(found: tuple[Cue, ...]) -> tuple[float, ...]:
+def cue_row(found: tuple[Cue, ...]) -> tuple[float, ...]:
     """`CUE_FIELDS` of a candidate: how many sentences mention it, whether one names it exactly,
     the best share of its words, and whether some mention carries each cue."""
     if not found:
@@ -237,7 +237,7 @@ class Observer:
         ):
             for k, name in enumerate(names):
                 base = layout.start[piece] + k * width + 1
-                out[base : base + len(CUE_FIELDS)] = _cue_row(cues(paper, name)) if name else 0.0
+                out[base : base + len(CUE_FIELDS)] = cue_row(cues(paper, name)) if name else 0.0
         for i, name in enumerate(codec.elements):
             out[layout.start["element"] + i * len(ELEMENT_FIELDS)] = bool(name)
 

@@ -32,9 +32,13 @@ class Cue(NamedTuple):
     negation: bool  # a negation word ("no", "not", "without", ...) in the sentence
     contrast: bool  # a contrast word ("rather", "instead", "dropped", ...)
     hedge: bool  # a word of other work ("related", "earlier", "prior", ...)
-    former: bool  # the sentence refers back to "the former"
-    latter: bool  # ... or to "the latter"
-    first: bool  # the candidate's first word comes before the sentence's midpoint
+    # the sentence, or the clause after it ("A and B were compared; the study kept the latter"),
+    # refers back to "the former" / "the latter"
+    former: bool
+    latter: bool
+    # where one of those refers back: the candidate is named before the sentence's first "and"
+    # (it is the former of the pair "A and B"); elsewhere its position tells nothing
+    first: bool
 
 
 class Reading(NamedTuple):
@@ -55,14 +59,25 @@ class _Sentence(NamedTuple):
     spaced: str  # its words joined as `replicalab.text.spaced` joins them
     tokens: tuple[str, ...]
     bag: frozenset[str]
+    former: bool  # it or the next sentence says "former"
+    latter: bool  # ... or "latter"
 
 
 @lru_cache(maxsize=256)  # a pack's method is read for each of its candidates in turn
 def _parsed(method: str) -> tuple[_Sentence, ...]:
-    """Each sentence of `method` with its words, in order, spaced and as a set."""
+    """Each sentence of `method` with its words (in order, spaced and as a set) and whether it
+    or the next sentence refers back to the former or the latter of a pair."""
+    split = [(tokens, frozenset(tokens)) for tokens in map(words, sentences(method))]
+    after = [bag for _, bag in split[1:]] + [frozenset()]
     return tuple(
-        _Sentence(" " + " ".join(tokens) + " ", tokens, frozenset(tokens))
-        for tokens in map(words, sentences(method))
+        _Sentence(
+            " " + " ".join(tokens) + " ",
+            tokens,
+            bag,
+            "former" in bag or "former" in following,
+            "latter" in bag or "latter" in following,
+        )
+        for (tokens, bag), following in zip(split, after, strict=True)
     )
 
 
@@ -70,13 +85,14 @@ def _parsed(method: str) -> tuple[_Sentence, ...]:
 def _cues(method: str, name: str) -> tuple[Cue, ...]:
     wanted = content_words(name)
     found = []
-    for number, (spaced, tokens, bag) in enumerate(_parsed(method)):
+    for number, (spaced, tokens, bag, former, latter) in enumerate(_parsed(method)):
         if bag.isdisjoint(wanted):  # most sentences: no set built
             continue
         present = wanted & bag
         if len(present) < PARTIAL * len(wanted):
             continue
         start = min(map(tokens.index, present))
+        pair_at = tokens.index("and") if "and" in bag else len(tokens)
         found.append(
             Cue(
                 number,
@@ -85,9 +101,9 @@ def _cues(method: str, name: str) -> tuple[Cue, ...]:
                 not bag.isdisjoint(NEGATIONS),
                 not bag.isdisjoint(CONTRAST),
                 not bag.isdisjoint(HEDGE),
-                "former" in bag,
-                "latter" in bag,
-                start < len(tokens) / 2,
+                former,
+                latter,
+                (former or latter) and start < pair_at,
             )
         )
     return tuple(found)

@@ -8,6 +8,8 @@ reported sample size; only `choices` differs:
   (the ten-line regex reader).
 - `PriorScientist`: reads nothing; claims the candidates that the study drew at least half the
   time at the same position and name length on the train split.
+- `SingleCueScientist`: claims each candidate by a fixed rule on one of the observation's cue
+  columns (`replicalab.envs.features.CUE_FIELDS`): how far one feature goes without learning.
 - `PublicOracleScientist`: reads the meaning of every sentence (`paper_facts`, which the
   generator records as it writes): exactly what the text makes knowable, the public ceiling.
 
@@ -21,8 +23,10 @@ from collections import Counter
 from collections.abc import Iterable
 
 from replicalab.baselines.policies.probes import Choices, PublicReaderScientist
+from replicalab.envs.features import CUE_FIELDS, cue_row
 from replicalab.episode import Episode
-from replicalab.models import ScientistAction, ScientistObservation
+from replicalab.models import Paper, ScientistAction, ScientistObservation
+from replicalab.reading import cues
 from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
 from replicalab.scenarios.generator import paper_facts
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -45,6 +49,37 @@ class ExactNameScientist(PublicReaderScientist):
             (*named(c.techniques), *c.techniques, None)[0],
             named(c.elements),
             named(c.controls),
+            observation.paper.reported_sample_size,
+        )
+
+
+class SingleCueScientist(PublicReaderScientist):
+    """Claims each candidate whose cue column `field` (as the observation carries it) is at
+    least `threshold`, or with `below` under it, and the first technique so claimed."""
+
+    name = "single-cue"
+
+    def __init__(self, field: str, threshold: float, below: bool = False) -> None:
+        super().__init__()
+        if field not in CUE_FIELDS:
+            raise ValueError(f"field: {field!r} is not a cue column; columns: {', '.join(CUE_FIELDS)}")
+        self.column, self.threshold, self.below = CUE_FIELDS.index(field), threshold, below
+
+    def claims(self, paper: Paper, name: str) -> bool:
+        """Whether the rule claims the candidate `name` of `paper`."""
+        value = cue_row(cues(paper, name))[self.column]
+        return value < self.threshold if self.below else value >= self.threshold
+
+    def choices(self, observation: ScientistObservation) -> Choices:
+        c = observation.candidates
+
+        def claimed(names: list[str]) -> tuple[str, ...]:
+            return tuple(n for n in names if self.claims(observation.paper, n))
+
+        return Choices(
+            (*claimed(c.techniques), *c.techniques, None)[0],
+            claimed(c.elements),
+            claimed(c.controls),
             observation.paper.reported_sample_size,
         )
 
