@@ -37,7 +37,7 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 | `…[i].exact` | some mention has its exact words in order | 0/1 |
 | `…[i].partial` | the largest share of its content words in one sentence | 0-1 |
 | `…[i].negation`, `.contrast`, `.hedge` | some mentioning sentence has a negation word ("no", "not", "without"), a contrast word ("rather", "instead", "dropped", "unlike", "future"), a word of other work ("related", "earlier", "prior", "limitation") | 0/1 |
-| `…[i].former`, `.latter`, `.first` | some mentioning sentence refers back to "the former" / "the latter"; in such a sentence the candidate's words start in its first half (it is the former of the pair) | 0/1 |
+| `…[i].former`, `.latter`, `.first` | some mentioning sentence, or the clause after it, refers back to "the former" / "the latter"; there, the candidate is named before the sentence's first "and" (the former of the pair) | 0/1 |
 
 The `…` columns exist for `technique[k]`, `control[j]` and `element[i]` alike: they are cues a
 reader notices, never a verdict on what the study did (`docs/observation-features.md` says why).
