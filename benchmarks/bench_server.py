@@ -18,10 +18,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import socket
 import statistics
 import subprocess
-import sys
 import time
 from typing import Any
 
@@ -32,6 +30,7 @@ from websockets.asyncio.client import connect
 
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.envs.scientist_v1 import ScientistEnv
+from tests.live_server import free_port, server_command
 
 LEVELS = (1, 16, 64)
 Episode = tuple[int, list[dict[str, Any]]]  # (seed, the Scientist's moves)
@@ -122,13 +121,6 @@ async def memory_per_session(url: str, server: psutil.Process, sessions: int) ->
     return (after - before) / sessions
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="time limit of each level")
@@ -136,17 +128,8 @@ def main() -> None:
     args = parser.parse_args()
     episodes = recorded_episodes(64)
     local = local_rate(episodes, args.seconds)
-    port = _free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "replicalab.baselines.server",
-        "--port",
-        str(port),
-        "--max-sessions",
-        "64",
-    ]
-    process = subprocess.Popen(command)
+    port = free_port()
+    process = subprocess.Popen(server_command(port, 64))
     try:
         deadline = time.monotonic() + 60
         while True:

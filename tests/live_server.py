@@ -1,10 +1,12 @@
 """A real ReplicaLab server on the loopback address, for the server tests: uvicorn in a thread
-of the test process, on a free port, stopped on exit. The test can read the server's session
+of the test process, on a free port, stopped on exit (or the command that runs one in its own
+process). The test can read the server's session
 table (`LiveServer.sessions`) to compare what the server holds with a local env."""
 
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -28,18 +30,32 @@ class LiveServer:
         return self.thread.is_alive()
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port of the loopback address that nothing listens on now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
 
 
+def server_command(port: int, max_sessions: int) -> list[str]:
+    """The command that runs `replicalab serve`'s server in its own process on `port`."""
+    return [
+        sys.executable,
+        "-m",
+        "replicalab.baselines.server",
+        "--port",
+        str(port),
+        "--max-sessions",
+        str(max_sessions),
+    ]
+
+
 @contextmanager
 def live_server(settings: ServerSettings | None = None) -> Iterator[LiveServer]:
     settings = settings or ServerSettings()
     app = create_app(settings)
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn_config(app, settings, "127.0.0.1", port))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -8,7 +8,6 @@ import hashlib
 import json
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +25,7 @@ from replicalab.baselines.server.app import SESSION_HEADER, ServerSettings  # no
 from replicalab.baselines.server.client import ReplicaLabClient, ServerError  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction  # noqa: E402
 from replicalab.envs.scientist_v1 import ScientistEnv  # noqa: E402
-from tests.live_server import LiveServer, live_server  # noqa: E402
+from tests.live_server import LiveServer, free_port, live_server, server_command  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -339,19 +338,10 @@ def test_nothing_a_scientist_session_returns_holds_the_hidden_study(server: Live
 
 
 def test_the_serve_command_starts_a_server_that_answers_and_stops_on_a_signal() -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [
-        sys.executable,
-        "-m",
-        "replicalab.baselines.server",
-        "--port",
-        str(port),
-        "--max-sessions",
-        "2",
-    ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    port = free_port()
+    process = subprocess.Popen(
+        server_command(port, 2), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     try:
 
         def healthy() -> bool:
