@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from replicalab.models import Candidates, Paper
-from replicalab.text import NEGATIONS, content_words, occurs, sentences, words
+from replicalab.text import NEGATIONS, content_words, occurs, sentences, spaced, words
 
 CONTRAST = frozenset(["rather", "instead", "unlike", "dropped", "considered", "future", "abandoned"])
 HEDGE = frozenset(["related", "earlier", "prior", "debated", "reviewers", "limitation", "literature"])
@@ -56,7 +56,7 @@ def cues(paper: Paper, name: str) -> tuple[Cue, ...]:
 
 
 class _Sentence(NamedTuple):
-    spaced: str  # its words joined as `replicalab.text.spaced` joins them
+    spaced: str  # `replicalab.text.spaced` of it
     tokens: tuple[str, ...]
     bag: frozenset[str]
     former: bool  # it or the next sentence says "former"
@@ -67,17 +67,17 @@ class _Sentence(NamedTuple):
 def _parsed(method: str) -> tuple[_Sentence, ...]:
     """Each sentence of `method` with its words (in order, spaced and as a set) and whether it
     or the next sentence refers back to the former or the latter of a pair."""
-    split = [(tokens, frozenset(tokens)) for tokens in map(words, sentences(method))]
-    after = [bag for _, bag in split[1:]] + [frozenset()]
+    split = [(sentence, words(sentence)) for sentence in sentences(method)]
+    bags = [frozenset(tokens) for _, tokens in split]
     return tuple(
         _Sentence(
-            " " + " ".join(tokens) + " ",
+            spaced(sentence),
             tokens,
             bag,
             "former" in bag or "former" in following,
             "latter" in bag or "latter" in following,
         )
-        for (tokens, bag), following in zip(split, after, strict=True)
+        for (sentence, tokens), bag, following in zip(split, bags, [*bags[1:], frozenset()], strict=True)
     )
 
 
@@ -85,7 +85,7 @@ def _parsed(method: str) -> tuple[_Sentence, ...]:
 def _cues(method: str, name: str) -> tuple[Cue, ...]:
     wanted = content_words(name)
     found = []
-    for number, (spaced, tokens, bag, former, latter) in enumerate(_parsed(method)):
+    for number, (joined, tokens, bag, former, latter) in enumerate(_parsed(method)):
         if bag.isdisjoint(wanted):  # most sentences: no set built
             continue
         present = wanted & bag
@@ -96,7 +96,7 @@ def _cues(method: str, name: str) -> tuple[Cue, ...]:
         found.append(
             Cue(
                 number,
-                occurs(name, spaced),
+                occurs(name, joined),
                 len(present) / len(wanted),
                 not bag.isdisjoint(NEGATIONS),
                 not bag.isdisjoint(CONTRAST),
