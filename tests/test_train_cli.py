@@ -35,6 +35,8 @@ def test_a_smoke_run_writes_what_evaluate_reads(tmp_path: Path) -> None:
     assert config["trained"] == {"rollout": 1000, "steps": 2000, "eval_every": 1000}
     assert config["versions"]["sb3-contrib"]
     assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")
+    saved = sorted(path.name for path in (out / "checkpoints").iterdir())
+    assert saved == ["model_1000_steps.zip", "model_2000_steps.zip"]  # one per trained point
     assert "rounded up" not in result.stdout
     evaluate = ["evaluate", "-t", "ml_benchmark", "-d", "easy", "--seeds", "1", "--no-oracle"]
     evaluated = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*evaluate, "-s", str(out / "model.zip")])

@@ -7,7 +7,9 @@ goes to `curve.csv`: the judge's mean score, which no reward config changes, and
 under the run's reward config. The full config (`config.json`, the learner's settings and the
 package versions included) is written first and the curve a row at a time, so an interrupted
 run keeps both; the model (`model.zip`) and the curve's figure (`curve.png`) are written at the
-end, the model for `evaluate --scientist OUT/model.zip`. With a `tensorboard` folder the
+end, the model for `evaluate --scientist OUT/model.zip`. The model is also saved at every point
+of the curve after the first (`checkpoints/model_<steps>_steps.zip`, Stable-Baselines3's
+`CheckpointCallback` naming), so a long run that is stopped keeps its latest policy. With a `tensorboard` folder the
 learner logs there through Stable-Baselines3's own logger, the curve's points included
 (`validation/judge_score`, `validation/scientist_return`).
 
@@ -151,6 +153,7 @@ def learn_with_curve(
             model.logger.record("validation/judge_score", point.judge_score)
             model.logger.record("validation/scientist_return", point.scientist_return)
             model.logger.dump(point.steps)
+            model.save(out / "checkpoints" / f"model_{point.steps}_steps.zip")
         curve.append(point)
         writer.writerow(point)
         handle.flush()
