@@ -10,8 +10,8 @@ substitutions exist. Difficulty tightens the lab mechanically:
 - medium: the budget pays for the study's plan without part of its samples (`BUDGET_SHARE`),
   at prices drawn around the classic terms (`RATE_RANGE`); one essential item is unavailable
   but has an available allowed substitute.
-- hard: a smaller share of the samples, at prices above the classic terms; a shorter time
-  limit; one or two essential items need a substitution.
+- hard: a smaller share of the samples on average, at prices above the classic terms; a
+  shorter time limit; one or two essential items need a substitution.
 
 So on medium and hard the study's own plan never fits, the best feasible plan sits on the
 budget's boundary, and where that boundary lies depends on the lab's prices, which the
@@ -76,11 +76,18 @@ RATE_RANGE: dict[Difficulty, tuple[float, float]] = {
 """What a lab charges, as multiples of the classic terms: the classic terms themselves on easy,
 below or above them on medium, above them on hard (a busy facility that bills its time), so a
 plan priced at the classic terms misses the budget's boundary on both harder levels."""
-BUDGET_SHARE: dict[Difficulty, tuple[float, float]] = {"medium": (0.5, 0.75), "hard": (0.4, 0.65)}
+BUDGET_SHARE: dict[Difficulty, tuple[float, float]] = {"medium": (0.85, 0.95), "hard": (0.75, 0.95)}
 """The budget on medium and hard: what the study's own plan costs at the lab's prices without
 its samples (its controls, its items with the lab's substitutes, the duration that earns full
 credit), plus this share of what its reported sample size costs. The study's plan never fits,
-and how many samples do depends on prices the Scientist learns by asking or from a quote."""
+and how many samples do depends on prices the Scientist learns by asking or from a quote.
+
+The shares are high on purpose. A plan sized at the wrong prices ends, after the Lab Manager's
+halving, with between half and all of the samples that fit (or, priced too high, with the share
+of them that its estimate allowed), so what not knowing the prices costs is a fixed part of the
+samples that fit: the more of the study the budget funds, the more a Scientist that does not
+find out loses. Hard is tighter than medium on average and its prices are further from the
+classic terms."""
 _EXTRA_ITEMS = (3, 5)  # how many catalogue items beyond the case's needs a lab lists
 _UNAVAILABLE_EXTRA_P = {"easy": 0.2, "medium": 0.35, "hard": 0.5}
 
