@@ -76,7 +76,7 @@ RATE_RANGE: dict[Difficulty, tuple[float, float]] = {
 """What a lab charges, as multiples of the classic terms: the classic terms themselves on easy,
 below or above them on medium, above them on hard (a busy facility that bills its time), so a
 plan priced at the classic terms misses the budget's boundary on both harder levels."""
-BUDGET_SHARE: dict[Difficulty, tuple[float, float]] = {"medium": (0.85, 0.95), "hard": (0.75, 0.95)}
+BUDGET_SHARE: dict[Difficulty, tuple[float, float]] = {"medium": (0.85, 0.95), "hard": (0.8, 0.95)}
 """The budget on medium and hard: what the study's own plan costs at the lab's prices without
 its samples (its controls, its items with the lab's substitutes, the duration that earns full
 credit), plus this share of what its reported sample size costs. The study's plan never fits,
