@@ -198,7 +198,7 @@ def test_reading_pays_and_remembering_does_not_generalize() -> None:
     blind = {split: _mean_scores(BlindScientist, split) for split in ("train", "test")}
     remembered = {split: _mean_scores(lambda: memorizer, split) for split in ("train", "test")}
     read = _mean_scores(PublicReaderScientist, "test")
-    assert remembered["train"] > blind["train"] + 1.0  # it knows these papers
+    assert remembered["train"] > blind["train"] + 0.5  # it knows these papers
     assert remembered["test"] == pytest.approx(blind["test"])  # and none of these: it plays blind
     assert read > remembered["test"] + 4.0
 

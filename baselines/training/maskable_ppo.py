@@ -162,6 +162,7 @@ def learn_with_curve(
 
     every = config.trained_counts()["eval_every"]
     curve: list[CurvePoint] = []
+    (out / "checkpoints").mkdir(exist_ok=True)
     with (out / "curve.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(CurvePoint._fields)
