@@ -9,8 +9,8 @@ package versions included) is written first and the curve a row at a time, so an
 run keeps both; the model (`model.zip`) and the curve's figure (`curve.png`) are written at the
 end, the model for `evaluate --scientist OUT/model.zip`. The model is also saved at every point
 of the curve after the first (`checkpoints/model_<steps>_steps.zip`, Stable-Baselines3's
-`CheckpointCallback` naming), so a long run that is stopped keeps its latest policy. With a `tensorboard` folder the
-learner logs there through Stable-Baselines3's own logger, the curve's points included
+`CheckpointCallback` naming), so a long run that is stopped keeps its latest policy. With a
+`tensorboard` folder the learner logs there through Stable-Baselines3's own logger, the curve's points included
 (`validation/judge_score`, `validation/scientist_return`).
 
 The learner trains in whole rollouts (`n_envs` × its `n_steps` environment steps), so `steps` and
