@@ -160,15 +160,21 @@ def bare_rate(base_url: str, episodes: list[list[bytes]], concurrency: int) -> R
     return Rate(calls, calls / wall, cpu / calls)
 
 
+def instant_rollouts(cells: int, out: Path, group_size: int = 1) -> int:
+    """The scripted episodes of at least `cells` grid cells (`group_size` rollouts each) against
+    a backend that answers at once, logged to `out`; returns the model calls made."""
+    scientist = functools.partial(ChatPolicy, ScientistRole(), _Instant())
+    return int(run_rollouts(_grid(cells), scientist, out=out, group_size=group_size).stats["llm_calls"])
+
+
 def env_cost_per_turn(episodes: int = 900, repeats: int = 3) -> float:
     """Seconds of ReplicaLab's own work per model turn (best of `repeats`), a log written."""
     best = float("inf")
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(repeats):
-            scientist = functools.partial(ChatPolicy, ScientistRole(), _Instant())
             started = time.perf_counter()
-            result = run_rollouts(_grid(episodes), scientist, out=Path(folder) / "run.jsonl")
-            best = min(best, (time.perf_counter() - started) / result.stats["llm_calls"])
+            calls = instant_rollouts(episodes, Path(folder) / "run.jsonl")
+            best = min(best, (time.perf_counter() - started) / calls)
     return best
 
 

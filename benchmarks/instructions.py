@@ -12,18 +12,24 @@ Counts are exact for this interpreter build; the misses come from cachegrind's m
 caches, which explains why the env's instructions cost more time than the domain's (worse
 locality: numpy, PettingZoo and the codec run between the rules).
 
+It also counts ReplicaLab's own work per model turn of an LLM rollout (`bench_llm`'s scripted
+two-call episode against an in-process backend that answers at once, a log written), in plain
+runs and in GRPO groups of 8, where the rollouts of a group share one generated scenario.
+
 Use it to A/B a change to the per-step path without the noise. Needs `valgrind` on PATH (about
-ten minutes).
+a quarter of an hour).
 
     python -m benchmarks.instructions
-The budget line compares a baseline episode through `env()` with the earlier project's
-hand-written episode loop, which took about 3.1 M instructions per baseline episode on
-CPython 3.11: ReplicaLab keeps under half of that.
+
+The budget line compares a baseline episode through `env()` with v0's, the game of one proposal
+and an accept (3.88 M instructions on CPython 3.11): the deeper negotiation may cost at most
+10 % more.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -46,8 +52,11 @@ from benchmarks.bench_env import (
 # that moves the count by ~5 %, over 1,200 by ~1 %.
 LOOPS = (("round", "per warm round", 200, 1200), ("episode", "per baseline episode", 100, 1300))
 SIDES = ("env", "domain")
+TURN_GROUPS = (1, 8)  # rollouts a grid cell: a plain run, and GRPO groups
+TURN_CELLS = (45, 180)  # grid cells in the short and long run of each (9 a seed)
 EVENTS = ("Ir", "I1mr", "D1mr")  # instructions, level-1 instruction and data read misses
-EARLIER_EPISODE_INSTRUCTIONS = 3_100_000  # the earlier project's baseline episode, CPython 3.11
+V0_EPISODE_INSTRUCTIONS = 3_880_000  # v0's baseline episode through env(), CPython 3.11
+EPISODE_BUDGET = 1.10  # the most an episode may cost, as a multiple of v0's
 
 
 def play(side: str, loop: str, count: int) -> None:
@@ -64,9 +73,17 @@ def play(side: str, loop: str, count: int) -> None:
         domain_episodes_per_second(scenario_cells(0, LOOPS[-1][-1])[:count])
 
 
-def counts(side: str, loop: str, count: int, folder: Path) -> dict[str, int]:
-    """Cachegrind's totals for a process that plays `count` of `loop` on `side`."""
-    out = folder / f"{side}.{loop}.{count}.out"
+def play_turns(group_size: int, cells: int) -> None:
+    """`cells` grid cells, `group_size` rollouts each, of the scripted two-call LLM episode."""
+    from benchmarks.bench_llm import instant_rollouts  # the [llm] extra's imports, only here
+
+    with tempfile.TemporaryDirectory() as folder:
+        instant_rollouts(cells, Path(folder) / "run.jsonl", group_size)
+
+
+def counts(play: list[str], folder: Path) -> dict[str, int]:
+    """Cachegrind's totals for a process that runs this module with `play` as its arguments."""
+    out = folder / f"{'.'.join(play)}.out"
     subprocess.run(
         [
             "valgrind",
@@ -76,10 +93,7 @@ def counts(side: str, loop: str, count: int, folder: Path) -> dict[str, int]:
             sys.executable,
             "-m",
             "benchmarks.instructions",
-            "--play",
-            side,
-            loop,
-            str(count),
+            *play,
         ],
         check=True,
         capture_output=True,
@@ -99,9 +113,17 @@ def per_unit(loop: str, short: int, long: int, sides: tuple[str, ...] = SIDES) -
     with tempfile.TemporaryDirectory() as folder:
         result = {}
         for side in sides:
-            few, many = (counts(side, loop, n, Path(folder)) for n in (short, long))
+            few, many = (counts(["--play", side, loop, str(n)], Path(folder)) for n in (short, long))
             result[side] = {event: (many[event] - few[event]) / (long - short) for event in EVENTS}
         return result
+
+
+def per_turn(group_size: int) -> float:
+    """Instructions per model turn in groups of `group_size` (two turns an episode)."""
+    short, long = TURN_CELLS
+    with tempfile.TemporaryDirectory() as folder:
+        few, many = (counts(["--play-turns", str(group_size), str(n)], Path(folder)) for n in (short, long))
+    return (many["Ir"] - few["Ir"]) / (2 * group_size * (long - short))
 
 
 def main() -> None:
@@ -111,9 +133,19 @@ def main() -> None:
     parser.add_argument(
         "--play", nargs=3, metavar=("SIDE", "LOOP", "COUNT"), help="play only (what valgrind runs)"
     )
+    parser.add_argument(
+        "--play-turns",
+        nargs=2,
+        type=int,
+        metavar=("GROUP", "CELLS"),
+        help="LLM rollouts only (what valgrind runs)",
+    )
     args = parser.parse_args()
     if args.play:
         play(args.play[0], args.play[1], int(args.play[2]))
+        return
+    if args.play_turns:
+        play_turns(*args.play_turns)
         return
     if shutil.which("valgrind") is None:
         print("valgrind is not on PATH: nothing counted")
@@ -126,10 +158,15 @@ def main() -> None:
             added = (env[event] - domain[event]) / domain[event]
             print(f"| {event} {label} | {env[event]:,.0f} | {domain[event]:,.0f} | {added:.2f}× |")
         if loop == "episode":
-            budget = env["Ir"] / EARLIER_EPISODE_INSTRUCTIONS
-            print(
-                f"\nBudget: an env() episode is {budget:.2f}× the earlier project's (must stay under 0.50×)"
-            )
+            ratio = env["Ir"] / V0_EPISODE_INSTRUCTIONS
+            print(f"\nBudget: an env() episode is {ratio:.2f}× v0's (at most {EPISODE_BUDGET:.2f}×)\n")
+    if importlib.util.find_spec("aiohttp") is None:
+        print("LLM rollouts: skipped, the [llm] extra is not installed")
+        return
+    print("| LLM rollouts | instructions per model turn |\n|---|---:|")
+    for group_size in TURN_GROUPS:
+        label = "one rollout a cell" if group_size == 1 else f"GRPO groups of {group_size}"
+        print(f"| {label} | {per_turn(group_size):,.0f} |")
 
 
 if __name__ == "__main__":

@@ -158,6 +158,7 @@ def test_any_action_sequence_ends_in_time(
 ) -> None:
     env = replicalab_v1.env(action_mode=mode, max_rounds=max_rounds, step_cap=step_cap)
     env.reset(seed=seed)
+    scenario = env.episode.scenario.model_dump_json()
     bound = 2 * max_rounds if step_cap is None else min(2 * max_rounds, step_cap)
     steps = 0
     while not env.episode.done:
@@ -174,6 +175,7 @@ def test_any_action_sequence_ends_in_time(
         assert not env.observe(agent)["action_mask"].any()
         assert env.terminations[agent] or env.truncations[agent]
     assert episode.scientist_mask() == episode.lab_manager_mask() == (False,) * 4
+    assert episode.scenario.model_dump_json() == scenario  # so a group's rollouts share one
     with pytest.raises(EpisodeOverError):
         episode.step(ACCEPT)
     for _ in AGENTS:

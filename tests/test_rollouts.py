@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
 from replicalab.agents import MAX_PROMPT_CHARS
+from replicalab.baselines.evaluation import rollouts
+from replicalab.baselines.evaluation.grid import Cell, cell_scenario
 from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
 from replicalab.baselines.evaluation.runner import Grid, Settings, episode_id, policy_seed, run_grid
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
@@ -25,6 +27,7 @@ from replicalab.baselines.policies.seats import RandomScientist
 from replicalab.digest import EpisodeDigest
 from replicalab.episode import Episode
 from replicalab.models import EpisodeLog
+from replicalab.scenarios import NormalizedScenarioPack
 from tests.openai_stub import (
     PROPOSAL,
     Reply,
@@ -165,9 +168,19 @@ def test_a_bug_stops_the_run_and_leaves_whole_lines(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- groups
 
 
-def test_a_group_plays_one_scenario_with_seeds_of_its_own(stub: StubServer, tmp_path: Path) -> None:
+def test_a_group_plays_one_scenario_with_seeds_of_its_own(
+    stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     stub.script = sampled_script
+    generated: list[Cell] = []
+
+    def counted(cell: Cell, split: str) -> NormalizedScenarioPack:
+        generated.append(cell)
+        return cell_scenario(cell, split)
+
+    monkeypatch.setattr(rollouts, "cell_scenario", counted)
     result = run_rollouts(GRID, chat(stub), concurrency=16, group_size=4, out=tmp_path / "run.jsonl")
+    assert generated == GRID.cells()  # once a group, shared by its rollouts
     logs = result.logs
     assert len(logs) == 4 * len(GRID.cells())
     for position, cell in enumerate(GRID.cells()):

@@ -23,6 +23,7 @@ from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import (
     DEFAULT_MAX_ROUNDS,
     DIFFICULTIES,
+    NormalizedScenarioPack,
     generate_scenario,
     get_template,
     template_names,
@@ -100,10 +101,18 @@ def episode_id(cell: Cell, scientist: str, lab_manager: str) -> str:
     return f"{cell.template}-{cell.difficulty}-{cell.seed}/{scientist}/{lab_manager}"
 
 
-def start_episode(cell: Cell, settings: Settings) -> Episode:
-    """A fresh episode of `cell`'s scenario under `settings`."""
+def cell_scenario(cell: Cell, split: str) -> NormalizedScenarioPack:
+    """The scenario of `cell` in `split`."""
+    return generate_scenario(cell.seed, cell.template, cell.difficulty, split)
+
+
+def start_episode(cell: Cell, settings: Settings, scenario: NormalizedScenarioPack | None = None) -> Episode:
+    """A fresh episode of `cell`'s scenario under `settings`; `scenario` is that scenario when
+    the caller has it already (`cell_scenario(cell, settings.split)`)."""
+    if scenario is None:
+        scenario = cell_scenario(cell, settings.split)
     return Episode(
-        generate_scenario(cell.seed, cell.template, cell.difficulty, settings.split),
+        scenario,
         max_rounds=settings.max_rounds,
         reward_config=settings.reward_config,
         step_cap=settings.step_cap,

@@ -6,8 +6,9 @@ each of `jobs` worker processes (or Ray tasks) when one client process is not en
 worker plays chunks of the grid with its own connections, and the parent writes. A seat may
 hold an async policy (`async def act(episode)`, e.g. a `ChatPolicy`) or any `Policy`; seat
 factories must pickle for `jobs` > 1.
-Each episode gets fresh policies, so episodes in flight share nothing but the server, and an
-episode is a function of its scenario, its seeds and the replies it got: a failed model call is
+Each episode gets fresh policies, so episodes in flight share nothing but the server and, within
+a group, the scenario (a frozen value, generated once a group), and an episode is a function of
+its scenario, its seeds and the replies it got: a failed model call is
 a refused move with its own code inside that episode, and the run goes on.
 
 Groups (`group_size` G > 1) play each grid cell G times: the same scenario, each rollout with its
@@ -29,6 +30,7 @@ import inspect
 import json
 import os
 import signal
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import ExitStack
@@ -43,6 +45,7 @@ from replicalab.baselines.evaluation.grid import (
     Grid,
     RunResult,
     Settings,
+    cell_scenario,
     episode_id,
     policy_seed,
     start_episode,
@@ -57,7 +60,7 @@ from replicalab.checks import check_positive_int
 from replicalab.digest import EpisodeDigest, digest
 from replicalab.episode import SCIENTIST, coerce_action
 from replicalab.models import EpisodeLog
-from replicalab.scenarios import TemplateData, get_template
+from replicalab.scenarios import NormalizedScenarioPack, TemplateData, get_template
 
 __all__ = [
     "AsyncPolicy",
@@ -105,10 +108,17 @@ def usage_path(out: str | os.PathLike[str]) -> Path:
 
 
 async def play_rollout(
-    cell: Cell, scientist: Seat, lab_manager: Seat, settings: Settings, seed: int, name: str
+    cell: Cell,
+    scientist: Seat,
+    lab_manager: Seat,
+    settings: Settings,
+    seed: int,
+    name: str,
+    scenario: NormalizedScenarioPack | None = None,
 ) -> EpisodeLog:
-    """Play one episode of `cell` to the end, awaiting the moves that take time; log it as `name`."""
-    episode = start_episode(cell, settings)
+    """Play one episode of `cell` to the end, awaiting the moves that take time; log it as `name`.
+    `scenario`, when given, is `cell`'s (`grid.cell_scenario`), generated once for its group."""
+    episode = start_episode(cell, settings, scenario)
     reset_policy(scientist, seed)  # type: ignore[arg-type]
     reset_policy(lab_manager, seed)  # type: ignore[arg-type]
     while not episode.done:
@@ -240,13 +250,39 @@ def _rollout_id(cell: Cell, seats: tuple[Seat, Seat], rollout: int | None) -> st
     return group if rollout is None else f"{group}/{rollout}"
 
 
+class _Scenarios:
+    """The scenarios of the rollouts a worker plays, one per group: the G rollouts of a GRPO
+    group play one scenario, and generating it is about a third of an LLM episode's own work, so
+    the group's first rollout here generates it and the others share it (a pack is a frozen value
+    that no episode changes). It is dropped once the group's last rollout here has started."""
+
+    def __init__(self, todo: list[_Rollout], split: str) -> None:
+        self.split = split
+        self.left = Counter(rollout.position for rollout in todo)
+        self.open: dict[int, NormalizedScenarioPack] = {}
+
+    def take(self, rollout: _Rollout) -> NormalizedScenarioPack:
+        position = rollout.position
+        scenario = self.open.pop(position, None)
+        if scenario is None:
+            scenario = cell_scenario(rollout.cell, self.split)
+        self.left[position] -= 1
+        if self.left[position]:
+            self.open[position] = scenario
+        return scenario
+
+
 async def _play(
-    rollout: _Rollout, scientist: SeatFactory, lab_manager: SeatFactory, settings: Settings
+    rollout: _Rollout,
+    scientist: SeatFactory,
+    lab_manager: SeatFactory,
+    settings: Settings,
+    scenario: NormalizedScenarioPack,
 ) -> _Played:
-    """One rollout with fresh seats, and what its seats counted."""
+    """One rollout of `scenario` with fresh seats, and what its seats counted."""
     pair = scientist(), lab_manager()
     seed = rollout_seed(rollout.cell, rollout.rollout)
-    log = await play_rollout(rollout.cell, *pair, settings, seed, rollout.episode_id)
+    log = await play_rollout(rollout.cell, *pair, settings, seed, rollout.episode_id, scenario)
     stats = seat_stats(*pair)
     usage, turns = [], []
     for seat in pair:
@@ -268,12 +304,13 @@ def play_rollouts(
     if templates:
         adopt_templates(templates)
     finished: Outcomes = []
+    scenarios = _Scenarios(todo, settings.split)
 
     async def play_all() -> None:
         try:
             await _play_all(
                 todo,
-                lambda rollout: _play(rollout, scientist, lab_manager, settings),
+                lambda rollout: _play(rollout, scientist, lab_manager, settings, scenarios.take(rollout)),
                 done or (lambda rollout, played: finished.append((rollout, played))),
                 concurrency,
             )
