@@ -7,9 +7,9 @@ worker plays chunks of the grid with its own connections, and the parent writes.
 hold an async policy (`async def act(episode)`, e.g. a `ChatPolicy`) or any `Policy`; seat
 factories must pickle for `jobs` > 1.
 Each episode gets fresh policies, so episodes in flight share nothing but the server and, within
-a group, the scenario (a frozen value, generated once a group), and an episode is a function of
-its scenario, its seeds and the replies it got: a failed model call is
-a refused move with its own code inside that episode, and the run goes on.
+a group, the scenario (a frozen value, generated once a group). An episode is a function of its
+scenario, its seeds and the replies it got: a failed model call is a refused move with its own
+code inside that episode, and the run goes on.
 
 Groups (`group_size` G > 1) play each grid cell G times: the same scenario, each rollout with its
 own policy seed drawn from (cell, rollout index), so sampled replies differ. A rollout's episode

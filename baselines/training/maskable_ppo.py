@@ -10,8 +10,8 @@ run keeps both; the model (`model.zip`) and the curve's figure (`curve.png`) are
 end, the model for `evaluate --scientist OUT/model.zip`. The model is also saved at every point
 of the curve after the first (`checkpoints/model_<steps>_steps.zip`, Stable-Baselines3's
 `CheckpointCallback` naming), so a long run that is stopped keeps its latest policy. With a
-`tensorboard` folder the learner logs there through Stable-Baselines3's own logger, the curve's points included
-(`validation/judge_score`, `validation/scientist_return`).
+`tensorboard` folder the learner logs there through Stable-Baselines3's own logger, the curve's
+points included (`validation/judge_score`, `validation/scientist_return`).
 
 The learner trains in whole rollouts (`n_envs` × its `n_steps` environment steps), so `steps` and
 `eval_every` are rounded up to whole rollouts; `config.json` records the counts it trains under
