@@ -73,6 +73,7 @@ def test_sync_policies_give_the_runners_bytes_at_any_concurrency(tmp_path: Path)
     run_grid(SMALL, RandomScientist, out=tmp_path / "grid.jsonl")
     result = run_rollouts(SMALL, RandomScientist, concurrency=5, out=tmp_path / "rollouts.jsonl")
     assert _bytes(tmp_path / "rollouts.jsonl") == _bytes(tmp_path / "grid.jsonl")
+    assert result.logs == run_rollouts(SMALL, RandomScientist, concurrency=5).logs  # kept as lines, or not
     assert len(result.logs) == len(SMALL.cells()) and result.usage == []
     assert not usage_path(tmp_path / "rollouts.jsonl").exists()  # no chat seat, no usage
 

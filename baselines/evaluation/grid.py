@@ -142,8 +142,7 @@ class RunResult:
     stats: dict[str, float]  # policy counters summed over the episodes played in this call
     resumed: int = 0  # episodes taken from the existing file
     _episodes: list[EpisodeLog | str] = field(default_factory=list, repr=False, compare=False)
-    """Per grid cell, the log where this process has one (played here, or resumed), else the
-    JSON line a worker sent."""
+    """Per grid cell, its log, or its JSON line where the run wrote one or a worker sent it."""
 
     @cached_property
     def logs(self) -> list[EpisodeLog]:

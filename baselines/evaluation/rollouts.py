@@ -430,10 +430,15 @@ class _Collector:
             _write_lines(files.turns, [r.model_dump_json() for r in turn_records(log, played.turns)])
         if files.usage is not None:
             _write_lines(files.usage, [u.model_dump_json() for u in played.usage])
-        if files.log is not None:  # last: an episode in the log has its other lines written
-            _write_lines(files.log, [log.model_dump_json()])
         self.digests.append(digest(log))
-        self.episodes.append(log)
+        if files.log is not None:  # last: an episode in the log has its other lines written
+            line = log.model_dump_json()
+            _write_lines(files.log, [line])
+            # Kept as its line, parsed again only if `logs` is asked for: a long run holding
+            # every log's objects grows the heap each full garbage collection has to walk.
+            self.episodes.append(line)
+        else:
+            self.episodes.append(log)
         self.usage.extend(played.usage)
         for key, value in played.stats.items():
             self.stats[key] = self.stats.get(key, 0.0) + value

@@ -223,8 +223,8 @@ def _run_policies(
             while len(digests) in ready:  # write in grid order only
                 _, stats, summary, episode = ready.pop(len(digests))
                 if handle is not None:
-                    line = episode if isinstance(episode, str) else episode.model_dump_json()
-                    handle.write(line.encode("utf-8") + b"\n")
+                    episode = episode if isinstance(episode, str) else episode.model_dump_json()
+                    handle.write(episode.encode("utf-8") + b"\n")
                     handle.flush()
                 digests.append(summary)
                 episodes.append(episode)
