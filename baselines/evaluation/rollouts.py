@@ -152,11 +152,32 @@ class _Played:
     turns: list[LLMTurn]
 
 
-RolloutSetup = tuple[SeatFactory, SeatFactory, Settings, tuple[TemplateData, ...]]
-"""What a worker of a run needs: both seats' factories, the settings and the parent's templates."""
+class _Finished(NamedTuple):
+    """A played rollout as the parent writes it. A worker sends its log as the JSON line: a line
+    pickles and unpickles far cheaper than the log's models, so the parent, which writes every
+    worker's episodes, keeps up with more of them."""
+
+    log: EpisodeLog | str  # the line where it is to be sent or written, else the log
+    digest: EpisodeDigest
+    stats: dict[str, float]
+    usage: list[EpisodeUsage]
+    turn_lines: list[str]  # its turn records' JSON lines, when the run exports them
+
+
+class _Output(NamedTuple):
+    """How played rollouts are finished: their logs as lines, their turn records too."""
+
+    lines: bool
+    turns: bool
+
+
+RolloutSetup = tuple[SeatFactory, SeatFactory, Settings, tuple[TemplateData, ...], _Output]
+"""What a worker of a run needs: both seats' factories, the settings, the parent's templates and
+how to finish what it plays."""
 RolloutPool = Literal["processes", "ray"]
 """Where `jobs` > 1 workers run: a process pool on this machine, or Ray tasks."""
-Outcomes = list[tuple["_Rollout", "_Played"]]
+Outcomes = list[tuple[int, list[_Finished]]]
+"""Finished groups: a grid position, and its rollouts in rollout order."""
 
 
 class _Files(NamedTuple):
@@ -218,21 +239,19 @@ def run_rollouts(
             _sidecar(usage_path(out), kept, stack) if out is not None and chat else None,
             _sidecar(Path(export_turns), kept, stack) if export_turns is not None else None,
         )
-        collector = _Collector(group_size, len(resumed) // group_size, files, on_episode)
+        collector = _Collector(len(resumed) // group_size, files, on_episode)
         for log in resumed:
             collector.add_resumed(log)
 
         todo = rollouts[len(resumed) :]
+        turns = export_turns is not None
         if jobs == 1 or len(todo) < 2:
-            play_rollouts((scientist, lab_manager, settings, ()), todo, concurrency, collector.add)
+            setup: RolloutSetup = (scientist, lab_manager, settings, (), _Output(out is not None, turns))
+            play_rollouts(setup, todo, concurrency, collector.add)
         else:
-            setup: RolloutSetup = (
-                scientist,
-                lab_manager,
-                settings,
-                tuple(get_template(name) for name in grid.templates),
-            )
-            chunks = _chunks(todo, jobs, concurrency)
+            templates = tuple(get_template(name) for name in grid.templates)
+            setup = (scientist, lab_manager, settings, templates, _Output(True, turns))
+            chunks = _chunks(todo, jobs, concurrency, group_size)
             if pool == "ray":
                 from replicalab.baselines.evaluation.ray_backend import ray_rollouts  # Ray is optional
 
@@ -240,8 +259,8 @@ def run_rollouts(
             else:
                 finished = _pool_rollouts(chunks, setup, jobs, concurrency, stack)
             for outcomes in finished:
-                for rollout, played in outcomes:
-                    collector.add(rollout, played)
+                for position, group in outcomes:
+                    collector.add(position, group)
         return collector.result(len(resumed))
 
 
@@ -272,6 +291,31 @@ class _Scenarios:
         return scenario
 
 
+class _Groups:
+    """Gathers the rollouts of each group, played in any order, until the group is complete."""
+
+    def __init__(self, todo: list[_Rollout]) -> None:
+        self.sizes = Counter(rollout.position for rollout in todo)
+        self.open: dict[int, list[_Played | None]] = {}
+
+    def add(self, rollout: _Rollout, played: _Played) -> list[_Played] | None:
+        """The group of `rollout` in rollout order once this completes it, else None."""
+        position = rollout.position
+        group = self.open.setdefault(position, [None] * self.sizes[position])
+        group[rollout.rollout or 0] = played
+        if any(p is None for p in group):
+            return None
+        del self.open[position]
+        return [p for p in group if p is not None]
+
+
+def _finish(played: _Played, output: _Output) -> _Finished:
+    log = played.log
+    turn_lines = [r.model_dump_json() for r in turn_records(log, played.turns)] if output.turns else []
+    line_or_log = log.model_dump_json() if output.lines else log
+    return _Finished(line_or_log, digest(log), played.stats, played.usage, turn_lines)
+
+
 async def _play(
     rollout: _Rollout,
     scientist: SeatFactory,
@@ -296,22 +340,30 @@ def play_rollouts(
     setup: RolloutSetup,
     todo: list[_Rollout],
     concurrency: int,
-    done: Callable[[_Rollout, _Played], None] | None = None,
+    done: Callable[[int, list[_Finished]], None] | None = None,
 ) -> Outcomes:
-    """Play `todo` in this process, `concurrency` at once, on an event loop of its own; each
-    outcome goes to `done` as it finishes, else comes back in the list (a worker's chunk)."""
-    scientist, lab_manager, settings, templates = setup
+    """Play `todo` (whole groups) in this process, `concurrency` at once, on an event loop of
+    its own; each group goes to `done` as it finishes, else comes back in the list (a worker's
+    chunk)."""
+    scientist, lab_manager, settings, templates, output = setup
     if templates:
         adopt_templates(templates)
     finished: Outcomes = []
+    report = done or (lambda position, group: finished.append((position, group)))
     scenarios = _Scenarios(todo, settings.split)
+    groups = _Groups(todo)
+
+    def played(rollout: _Rollout, result: _Played) -> None:
+        group = groups.add(rollout, result)
+        if group is not None:
+            report(rollout.position, [_finish(p, output) for p in _with_advantages(group)])
 
     async def play_all() -> None:
         try:
             await _play_all(
                 todo,
                 lambda rollout: _play(rollout, scientist, lab_manager, settings, scenarios.take(rollout)),
-                done or (lambda rollout, played: finished.append((rollout, played))),
+                played,
                 concurrency,
             )
         finally:  # on the loop that opened them: the next run opens its own
@@ -323,10 +375,12 @@ def play_rollouts(
     return finished
 
 
-def _chunks(todo: list[_Rollout], jobs: int, concurrency: int) -> list[list[_Rollout]]:
+def _chunks(todo: list[_Rollout], jobs: int, concurrency: int, group_size: int) -> list[list[_Rollout]]:
     """Chunks of a few times `concurrency` rollouts, so a worker keeps its episodes in flight
-    across most of a chunk, and at least two a worker, so the workers share the tail."""
+    across most of a chunk, and at least two a worker, so the workers share the tail; each
+    chunk whole groups, so its worker finishes them."""
     size = max(1, min(4 * concurrency, -(-len(todo) // (2 * jobs))))
+    size = -(-size // group_size) * group_size
     return [todo[i : i + size] for i in range(0, len(todo), size)]
 
 
@@ -387,22 +441,16 @@ async def _play_all(
 
 
 class _Collector:
-    """Takes played rollouts in any order; completes groups; writes and reports in grid order."""
+    """Takes finished groups in any order; writes and reports them in grid order."""
 
-    def __init__(
-        self,
-        group_size: int,
-        first: int,
-        files: _Files,
-        on_episode: Callable[[EpisodeDigest], None] | None,
-    ) -> None:
-        self.group_size = group_size
+    def __init__(self, first: int, files: _Files, on_episode: Callable[[EpisodeDigest], None] | None) -> None:
         self.next = first  # the grid position written next
         self.files = files
         self.on_episode = on_episode
-        self.groups: dict[int, list[_Played | None]] = {}
-        self.ready: dict[int, list[_Played]] = {}
+        self.ready: dict[int, list[_Finished]] = {}
         self.digests: list[EpisodeDigest] = []
+        # Lines where the run writes them: a long run holding every log's models grows the heap
+        # each full garbage collection walks. `logs` parses them when asked.
         self.episodes: list[EpisodeLog | str] = []
         self.stats: dict[str, float] = {}
         self.usage: list[EpisodeUsage] = []
@@ -413,37 +461,28 @@ class _Collector:
         if self.on_episode is not None:
             self.on_episode(self.digests[-1])
 
-    def add(self, rollout: _Rollout, played: _Played) -> None:
-        group = self.groups.setdefault(rollout.position, [None] * self.group_size)
-        group[rollout.rollout or 0] = played
-        if all(p is not None for p in group):
-            del self.groups[rollout.position]
-            self.ready[rollout.position] = _with_advantages([p for p in group if p is not None])
+    def add(self, position: int, group: list[_Finished]) -> None:
+        self.ready[position] = group
         while self.next in self.ready:
-            for played_ in self.ready.pop(self.next):
-                self._write(played_)
+            for finished in self.ready.pop(self.next):
+                self._write(finished)
             self.next += 1
 
-    def _write(self, played: _Played) -> None:
-        log, files = played.log, self.files
+    def _write(self, finished: _Finished) -> None:
+        log, files = finished.log, self.files
         if files.turns is not None:
-            _write_lines(files.turns, [r.model_dump_json() for r in turn_records(log, played.turns)])
+            _write_lines(files.turns, finished.turn_lines)
         if files.usage is not None:
-            _write_lines(files.usage, [u.model_dump_json() for u in played.usage])
-        self.digests.append(digest(log))
+            _write_lines(files.usage, [u.model_dump_json() for u in finished.usage])
         if files.log is not None:  # last: an episode in the log has its other lines written
-            line = log.model_dump_json()
-            _write_lines(files.log, [line])
-            # Kept as its line, parsed again only if `logs` is asked for: a long run holding
-            # every log's objects grows the heap each full garbage collection has to walk.
-            self.episodes.append(line)
-        else:
-            self.episodes.append(log)
-        self.usage.extend(played.usage)
-        for key, value in played.stats.items():
+            _write_lines(files.log, [log if isinstance(log, str) else log.model_dump_json()])
+        self.digests.append(finished.digest)
+        self.episodes.append(log)
+        self.usage.extend(finished.usage)
+        for key, value in finished.stats.items():
             self.stats[key] = self.stats.get(key, 0.0) + value
         if self.on_episode is not None:
-            self.on_episode(self.digests[-1])
+            self.on_episode(finished.digest)
 
     def result(self, resumed: int) -> RolloutResult:
         return RolloutResult(
