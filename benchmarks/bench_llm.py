@@ -5,10 +5,15 @@ model turn; and the size of both agents' prompts round by round.
 - **Throughput.** `tests.openai_stub` serves the scripted Scientist (propose, then accept: two
   calls an episode) in a subprocess pinned to the other cores, each reply after `--latency`
   seconds. The client, pinned to one core, plays `run_rollouts` with a `ChatPolicy` at each
-  number of calls in flight for about `--seconds`; then a bare client (one aiohttp session, no
-  episode, no validation) sends the same requests, an episode's two in turn, as many episodes
-  in flight. The ideal is in-flight ÷ latency calls a second: every call in flight all the time,
+  number of calls in flight for about `--seconds`, writing its log; then a bare client (one
+  aiohttp session, no episode, no validation) sends the same requests, an episode's two in
+  turn, as many episodes in flight. The ideal is in-flight ÷ latency calls a second: every call in flight all the time,
   at no cost of its own. CPU per call is the client process's CPU time over its calls.
+- **Worker processes.** `--jobs N` with the client free on all cores, against `_Delayed`: a
+  model that answers after `--latency` and costs the client nothing but the wait, as a server
+  on machines of its own would (no HTTP: the stub would take cores from the workers). Each
+  process keeps `--jobs-concurrency` episodes in flight, enough to saturate its core; the calls
+  a second of N processes over one's, and the log's digest, the same for every N.
 - **Env cost per model turn.** The same episodes against an in-process backend that answers at
   once: what remains is ReplicaLab's own work per model turn (system prompt, user message, the
   replayed parse, both seats' steps, the log line written), plus asyncio's, on one core.
@@ -17,6 +22,7 @@ model turn; and the size of both agents' prompts round by round.
   system prompt are measured in characters.
 
     python -m benchmarks.bench_llm [--latency 0.1] [--seconds 3] [--concurrency 1 8 64 256]
+                                   [--jobs 1 2 ...] [--jobs-concurrency 256]
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import hashlib
 import json
 import os
 import statistics
@@ -104,6 +111,19 @@ class _Instant:
         pass
 
 
+class _Delayed(_Instant):
+    """A backend that answers as `_Instant` does after `latency_s`, costing the client nothing
+    but the wait: a served model on cores of its own, without HTTP."""
+
+    def __init__(self, latency_s: float) -> None:
+        super().__init__()
+        self.latency_s = latency_s
+
+    async def complete(self, messages: Sequence[Mapping[str, str]], *, seed: int | None = None) -> Completion:
+        await asyncio.sleep(self.latency_s)
+        return await super().complete(messages, seed=seed)
+
+
 def _measured(run: object) -> tuple[float, float]:
     """Wall and CPU seconds of `run()`."""
     started, cpu = time.perf_counter(), time.process_time()
@@ -112,14 +132,17 @@ def _measured(run: object) -> tuple[float, float]:
 
 
 def project_rate(base_url: str, grid: Grid, concurrency: int) -> Rate:
-    """`run_rollouts` with a `ChatPolicy` Scientist on the served stub, `concurrency` in flight."""
+    """`run_rollouts` with a `ChatPolicy` Scientist on the served stub, `concurrency` in flight,
+    writing its log as a training or evaluation run does."""
     backend = ChatBackend(BackendConfig(base_url=base_url, model=MODEL, max_retries=0, timeout_s=60))
     scientist = functools.partial(ChatPolicy, ScientistRole(), backend)
     calls = 0
 
     def run() -> None:
         nonlocal calls
-        calls = int(run_rollouts(grid, scientist, concurrency=concurrency).stats["llm_calls"])
+        with tempfile.TemporaryDirectory() as folder:
+            result = run_rollouts(grid, scientist, concurrency=concurrency, out=Path(folder) / "run.jsonl")
+        calls = int(result.stats["llm_calls"])
 
     wall, cpu = _measured(run)
     return Rate(calls, calls / wall, cpu / calls)
@@ -158,6 +181,22 @@ def bare_rate(base_url: str, episodes: list[list[bytes]], concurrency: int) -> R
     wall, cpu = _measured(lambda: asyncio.run(run_all()))
     calls = sum(len(bodies) for bodies in episodes)
     return Rate(calls, calls / wall, cpu / calls)
+
+
+class JobsRate(NamedTuple):
+    calls_per_s: float
+    log_digest: str  # sha256 of the log: the same for any number of jobs
+
+
+def jobs_rate(grid: Grid, jobs: int, concurrency: int, latency_s: float) -> JobsRate:
+    """`run_rollouts(jobs=jobs, concurrency=concurrency)` against `_Delayed`, its log written."""
+    scientist = functools.partial(ChatPolicy, ScientistRole(), _Delayed(latency_s))
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "run.jsonl"
+        started = time.perf_counter()
+        calls = run_rollouts(grid, scientist, concurrency=concurrency, jobs=jobs, out=log).stats["llm_calls"]
+        rate = calls / (time.perf_counter() - started)
+        return JobsRate(rate, hashlib.sha256(log.read_bytes()).hexdigest())
 
 
 def instant_rollouts(cells: int, out: Path, group_size: int = 1) -> int:
@@ -217,8 +256,11 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="seconds the server takes per call")
     parser.add_argument("--seconds", type=float, default=3.0, help="about how long each run takes")
     parser.add_argument("--concurrency", type=int, nargs="+", default=list(CONCURRENCY))
-    args = parser.parse_args()
     cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set()
+    jobs = sorted({n for n in (1, 2, 4, 8, 16) if n < len(cores)} | {max(1, len(cores))})
+    parser.add_argument("--jobs", type=int, nargs="+", default=jobs, help="worker processes to compare")
+    parser.add_argument("--jobs-concurrency", type=int, default=256, help="in flight per worker process")
+    args = parser.parse_args()
     pin_to_one_core()
     mine = os.sched_getaffinity(0) if cores else set()
     server, base_url = _serve(args.latency, (cores - mine) or cores)
@@ -243,6 +285,16 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait()
+    if cores:
+        os.sched_setaffinity(0, cores)
+    print(f"worker processes: {len(cores) or 'all'} core(s), {args.jobs_concurrency} in flight each")
+    print("| jobs | calls/s | × one process | log sha256 |")
+    print("|---:|---:|---:|---|")
+    grid = _grid(int(max(args.jobs) * args.jobs_concurrency / args.latency * args.seconds / 2))
+    rates = {n: jobs_rate(grid, n, args.jobs_concurrency, args.latency) for n in sorted({1, *args.jobs})}
+    for n, rate in rates.items():
+        scale = rate.calls_per_s / rates[1].calls_per_s
+        print(f"| {n} | {rate.calls_per_s:,.0f} | {scale:.2f} | {rate.log_digest[:16]} |", flush=True)
     print(f"env cost per model turn, no network: {env_cost_per_turn() * 1e6:.0f} µs")
     print("| prompt part | median chars | max chars |")
     print("|---|---:|---:|")
