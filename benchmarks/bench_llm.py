@@ -8,7 +8,8 @@ model turn; and the size of both agents' prompts round by round.
   number of calls in flight for about `--seconds`, writing its log; then a bare client (one
   aiohttp session, no episode, no validation) sends the same requests, an episode's two in
   turn, as many episodes in flight. The ideal is in-flight ÷ latency calls a second: every call in flight all the time,
-  at no cost of its own. CPU per call is the client process's CPU time over its calls.
+  at no cost of its own. CPU per call is the client process's CPU time over its calls; the
+  garbage collector's share of the wall time and its longest pause are timed too.
 - **Worker processes.** `--jobs N` with the client free on all cores, against `_Delayed`: a
   model that answers after `--latency` and costs the client nothing but the wait, as a server
   on machines of its own would (no HTTP: the stub would take cores from the workers). Each
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import hashlib
 import json
 import os
@@ -90,6 +92,8 @@ class Rate(NamedTuple):
     calls: int
     calls_per_s: float
     cpu_per_call_s: float  # the client's CPU time per model call
+    gc_share: float  # of the wall time, spent in garbage collections
+    longest_gc_s: float  # the longest collection: every call in flight waits through it
 
 
 class _Instant:
@@ -124,11 +128,37 @@ class _Delayed(_Instant):
         return await super().complete(messages, seed=seed)
 
 
-def _measured(run: object) -> tuple[float, float]:
-    """Wall and CPU seconds of `run()`."""
-    started, cpu = time.perf_counter(), time.process_time()
-    run()  # type: ignore[operator]
-    return time.perf_counter() - started, time.process_time() - cpu
+class _Measured(NamedTuple):
+    wall_s: float
+    cpu_s: float
+    gc_s: float
+    longest_gc_s: float
+
+
+def _measured(run: object) -> _Measured:
+    """Wall and CPU seconds of `run()`, and the seconds its garbage collections took."""
+    collections: list[float] = []
+    started_at: list[float] = []
+
+    def timer(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            started_at.append(time.perf_counter())
+        else:
+            collections.append(time.perf_counter() - started_at.pop())
+
+    gc.callbacks.append(timer)
+    try:
+        started, cpu = time.perf_counter(), time.process_time()
+        run()  # type: ignore[operator]
+        wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+    finally:
+        gc.callbacks.remove(timer)
+    return _Measured(wall, cpu, sum(collections), max(collections, default=0.0))
+
+
+def _rate(calls: int, measured: _Measured) -> Rate:
+    wall = measured.wall_s
+    return Rate(calls, calls / wall, measured.cpu_s / calls, measured.gc_s / wall, measured.longest_gc_s)
 
 
 def project_rate(base_url: str, grid: Grid, concurrency: int) -> Rate:
@@ -144,8 +174,8 @@ def project_rate(base_url: str, grid: Grid, concurrency: int) -> Rate:
             result = run_rollouts(grid, scientist, concurrency=concurrency, out=Path(folder) / "run.jsonl")
         calls = int(result.stats["llm_calls"])
 
-    wall, cpu = _measured(run)
-    return Rate(calls, calls / wall, cpu / calls)
+    measured = _measured(run)
+    return _rate(calls, measured)
 
 
 def episode_calls(grid: Grid) -> list[list[bytes]]:
@@ -178,9 +208,8 @@ def bare_rate(base_url: str, episodes: list[list[bytes]], concurrency: int) -> R
 
             await asyncio.gather(*(worker() for _ in range(concurrency)))
 
-    wall, cpu = _measured(lambda: asyncio.run(run_all()))
-    calls = sum(len(bodies) for bodies in episodes)
-    return Rate(calls, calls / wall, cpu / calls)
+    measured = _measured(lambda: asyncio.run(run_all()))
+    return _rate(sum(len(bodies) for bodies in episodes), measured)
 
 
 class JobsRate(NamedTuple):
@@ -268,8 +297,11 @@ def main() -> None:
         print(
             f"server: {len((cores - mine) or cores)} core(s); client: 1 core; {args.latency * 1000:g} ms a call"
         )
-        print("| in flight | client | calls | calls/s | ideal | share of ideal | CPU per call | of bare |")
-        print("|---:|---|---:|---:|---:|---:|---:|---:|")
+        print(
+            "| in flight | client | calls | calls/s | ideal | share of ideal | CPU per call | of bare "
+            "| in GC | longest GC |"
+        )
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for concurrency in args.concurrency:
             ideal = concurrency / args.latency
             grid = _grid(max(2 * concurrency, int(ideal * args.seconds / 2)))
@@ -279,7 +311,8 @@ def main() -> None:
                 print(
                     f"| {concurrency} | {name} | {rate.calls:,} | {rate.calls_per_s:,.0f} | {ideal:,.0f} | "
                     f"{rate.calls_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e6:,.0f} µs | "
-                    f"{rate.calls_per_s / bare.calls_per_s:.0%} |",
+                    f"{rate.calls_per_s / bare.calls_per_s:.0%} | {rate.gc_share:.1%} | "
+                    f"{rate.longest_gc_s * 1000:.0f} ms |",
                     flush=True,
                 )
     finally:
