@@ -4,8 +4,10 @@ concurrency; faults recorded inside their episode; GRPO groups with their advant
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -164,6 +166,29 @@ def test_a_bug_stops_the_run_and_leaves_whole_lines(tmp_path: Path) -> None:
         run_rollouts(GRID, _BuggyScientist, concurrency=3, out=out)
     assert _bytes(out).endswith(b"\n") or _bytes(out) == b""
     assert all(EpisodeLog.model_validate_json(line) for line in _bytes(out).splitlines())
+
+
+@pytest.fixture
+def thresholds() -> Iterator[tuple[int, int, int]]:
+    """The collector's thresholds set to odd values for the test, and put back after it."""
+    before = gc.get_threshold()
+    gc.set_threshold(500, 7, 9)
+    yield (500, 7, 9)
+    gc.set_threshold(*before)
+
+
+def test_rollouts_collect_young_objects_late_and_put_the_thresholds_back(
+    thresholds: tuple[int, int, int],
+) -> None:
+    during: list[tuple[int, ...]] = []
+    run_rollouts(
+        SMALL, RandomScientist, concurrency=4, on_episode=lambda _: during.append(gc.get_threshold())
+    )
+    assert set(during) == {(rollouts.YOUNG_COLLECTION_THRESHOLD, 7, 9)}
+    assert gc.get_threshold() == thresholds
+    with pytest.raises(_Bug):
+        run_rollouts(GRID, _BuggyScientist, concurrency=3)
+    assert gc.get_threshold() == thresholds
 
 
 # --------------------------------------------------------------------------- groups
