@@ -16,8 +16,9 @@ model turn; and the size of both agents' prompts round by round.
   process keeps `--jobs-concurrency` episodes in flight, enough to saturate its core; the calls
   a second of N processes over one's, and the log's digest, the same for every N.
 - **Env cost per model turn.** The same episodes against an in-process backend that answers at
-  once: what remains is ReplicaLab's own work per model turn (system prompt, user message, the
-  replayed parse, both seats' steps, the log line written), plus asyncio's, on one core.
+  once: what remains is ReplicaLab's own work per model turn (the scenario, system prompt, user
+  message, the replayed parse, both seats' steps, the log line written), plus asyncio's, on one
+  core; then in GRPO groups of 8, where a group generates its scenario once.
 - **Prompt size.** A Scientist that never accepts (the baseline's moves, with its accept turned
   into a revision) negotiates every grid cell to the round limit; each round's user message and
   system prompt are measured in characters.
@@ -235,13 +236,14 @@ def instant_rollouts(cells: int, out: Path, group_size: int = 1) -> int:
     return int(run_rollouts(_grid(cells), scientist, out=out, group_size=group_size).stats["llm_calls"])
 
 
-def env_cost_per_turn(episodes: int = 900, repeats: int = 3) -> float:
-    """Seconds of ReplicaLab's own work per model turn (best of `repeats`), a log written."""
+def env_cost_per_turn(episodes: int = 900, repeats: int = 3, group_size: int = 1) -> float:
+    """Seconds of ReplicaLab's own work per model turn (best of `repeats`), a log written; in
+    GRPO groups of `group_size`, whose rollouts share one generated scenario."""
     best = float("inf")
     with tempfile.TemporaryDirectory() as folder:
         for _ in range(repeats):
             started = time.perf_counter()
-            calls = instant_rollouts(episodes, Path(folder) / "run.jsonl")
+            calls = instant_rollouts(-(-episodes // group_size), Path(folder) / "run.jsonl", group_size)
             best = min(best, (time.perf_counter() - started) / calls)
     return best
 
@@ -328,7 +330,10 @@ def main() -> None:
     for n, rate in rates.items():
         scale = rate.calls_per_s / rates[1].calls_per_s
         print(f"| {n} | {rate.calls_per_s:,.0f} | {scale:.2f} | {rate.log_digest[:16]} |", flush=True)
-    print(f"env cost per model turn, no network: {env_cost_per_turn() * 1e6:.0f} µs")
+    print(
+        f"env cost per model turn, no network: {env_cost_per_turn() * 1e6:.0f} µs; "
+        f"in GRPO groups of 8: {env_cost_per_turn(group_size=8) * 1e6:.0f} µs"
+    )
     print("| prompt part | median chars | max chars |")
     print("|---|---:|---:|")
     for part, values in prompt_sizes().items():
