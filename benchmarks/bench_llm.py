@@ -7,9 +7,10 @@ model turn; and the size of both agents' prompts round by round.
   seconds. The client, pinned to one core, plays `run_rollouts` with a `ChatPolicy` at each
   number of calls in flight for about `--seconds`, writing its log; then a bare client (one
   aiohttp session, no episode, no validation) sends the same requests, an episode's two in
-  turn, as many episodes in flight. The ideal is in-flight ÷ latency calls a second: every call in flight all the time,
-  at no cost of its own. CPU per call is the client process's CPU time over its calls; the
-  garbage collector's share of the wall time and its longest pause are timed too.
+  turn, as many episodes in flight. The ideal is in-flight ÷ latency calls a second: every call
+  in flight all the time, at no cost of its own. CPU per call is the client process's CPU time
+  over its calls; the garbage collector's share of the wall time and its longest pause are
+  timed too.
 - **Worker processes.** `--jobs N` with the client free on all cores, against `_Delayed`: a
   model that answers after `--latency` and costs the client nothing but the wait, as a server
   on machines of its own would (no HTTP: the stub would take cores from the workers). Each

@@ -270,43 +270,38 @@ def _rollout_id(cell: Cell, seats: tuple[Seat, Seat], rollout: int | None) -> st
     return group if rollout is None else f"{group}/{rollout}"
 
 
-class _Scenarios:
-    """The scenarios of the rollouts a worker plays, one per group: the G rollouts of a GRPO
-    group play one scenario, and generating it is about a third of an LLM episode's own work, so
-    the group's first rollout here generates it and the others share it (a pack is a frozen value
-    that no episode changes). It is dropped once the group's last rollout here has started."""
+class _Groups:
+    """The groups of the rollouts a worker plays. The G rollouts of a GRPO group play one
+    scenario, and generating it is about a quarter of an LLM episode's own work, so the group's
+    first rollout here generates it and the others share it (a pack is a frozen value that no
+    episode changes) until the group's last rollout here has started. Played rollouts, which
+    finish in any order, are gathered until their group is complete."""
 
     def __init__(self, todo: list[_Rollout], split: str) -> None:
         self.split = split
-        self.left = Counter(rollout.position for rollout in todo)
-        self.open: dict[int, NormalizedScenarioPack] = {}
+        self.sizes = Counter(rollout.position for rollout in todo)
+        self.unstarted = Counter(self.sizes)
+        self.scenarios: dict[int, NormalizedScenarioPack] = {}
+        self.played: dict[int, list[_Played | None]] = {}
 
-    def take(self, rollout: _Rollout) -> NormalizedScenarioPack:
+    def scenario(self, rollout: _Rollout) -> NormalizedScenarioPack:
         position = rollout.position
-        scenario = self.open.pop(position, None)
+        scenario = self.scenarios.pop(position, None)
         if scenario is None:
             scenario = cell_scenario(rollout.cell, self.split)
-        self.left[position] -= 1
-        if self.left[position]:
-            self.open[position] = scenario
+        self.unstarted[position] -= 1
+        if self.unstarted[position]:
+            self.scenarios[position] = scenario
         return scenario
-
-
-class _Groups:
-    """Gathers the rollouts of each group, played in any order, until the group is complete."""
-
-    def __init__(self, todo: list[_Rollout]) -> None:
-        self.sizes = Counter(rollout.position for rollout in todo)
-        self.open: dict[int, list[_Played | None]] = {}
 
     def add(self, rollout: _Rollout, played: _Played) -> list[_Played] | None:
         """The group of `rollout` in rollout order once this completes it, else None."""
         position = rollout.position
-        group = self.open.setdefault(position, [None] * self.sizes[position])
+        group = self.played.setdefault(position, [None] * self.sizes[position])
         group[rollout.rollout or 0] = played
         if any(p is None for p in group):
             return None
-        del self.open[position]
+        del self.played[position]
         return [p for p in group if p is not None]
 
 
@@ -351,8 +346,7 @@ def play_rollouts(
         adopt_templates(templates)
     finished: Outcomes = []
     report = done or (lambda position, group: finished.append((position, group)))
-    scenarios = _Scenarios(todo, settings.split)
-    groups = _Groups(todo)
+    groups = _Groups(todo, settings.split)
 
     def played(rollout: _Rollout, result: _Played) -> None:
         group = groups.add(rollout, result)
@@ -363,7 +357,7 @@ def play_rollouts(
         try:
             await _play_all(
                 todo,
-                lambda rollout: _play(rollout, scientist, lab_manager, settings, scenarios.take(rollout)),
+                lambda rollout: _play(rollout, scientist, lab_manager, settings, groups.scenario(rollout)),
                 played,
                 concurrency,
             )
