@@ -24,15 +24,14 @@ import math
 from typing import NamedTuple
 
 from replicalab.feasibility import UNAVAILABLE, check_feasibility, require
-from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import (
     AlternativeSuggestion,
-    CostRates,
     FeasibilityCheckResult,
     Protocol,
     Substitution,
     SuggestionChange,
 )
+from replicalab.prices import CostRates, estimate_protocol_cost
 from replicalab.scenarios.types import NormalizedScenarioPack
 
 __all__ = ["suggest_alternative"]

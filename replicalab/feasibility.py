@@ -16,7 +16,6 @@ spec.
 
 from __future__ import annotations
 
-from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
     DimensionCheck,
@@ -24,6 +23,7 @@ from replicalab.models import (
     Protocol,
     ValidationResult,
 )
+from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.validation import lab_issues
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import Protocol, ValidationIssue, ValidationResult
+from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import affirmed, content_words, distinct_contents, occurs, spaced
 

@@ -24,8 +24,8 @@ from replicalab.judge import (
     parsimony_score,
     rigor_score,
 )
-from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import Protocol, RewardBreakdown
+from replicalab.prices import estimate_protocol_cost
 from replicalab.scenarios import generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack
 from tests.plans import COMBOS, good_plan, random_protocol, visible_texts

@@ -11,8 +11,8 @@ from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.probes import PublicReaderScientist
 from replicalab.episode import Episode
-from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import ScientistAction, ScientistActionType
+from replicalab.prices import estimate_protocol_cost
 from replicalab.scenarios import BUILTIN_TEMPLATES, generate_scenario, published_protocol
 from replicalab.scenarios.plan import template_plan
 from replicalab.scenarios.rules import adequate_days

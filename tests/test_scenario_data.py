@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import Protocol
+from replicalab.prices import estimate_protocol_cost
 from replicalab.scenarios import published_protocol
 from replicalab.scenarios.types import HiddenReferenceSpec, PaperCase, TemplateData
 from replicalab.text import NEGATIONS, affirmed, mentions, words

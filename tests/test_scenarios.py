@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import Protocol
+from replicalab.prices import estimate_protocol_cost
 from replicalab.scenarios import (
     BUILTIN_TEMPLATES,
     DIFFICULTIES,

@@ -25,13 +25,13 @@ from replicalab.agents import check_feasibility
 from replicalab.episode import Episode
 from replicalab.judge import build_reward_breakdown
 from replicalab.judge.facts import CaseFacts, case_facts
-from replicalab.lab_costs import estimate_protocol_cost
 from replicalab.models import (
     Protocol,
     ScientistAction,
     ScientistActionType,
     unused_rounds,
 )
+from replicalab.prices import estimate_protocol_cost
 from replicalab.rewards import RewardConfig, judge_reward
 from replicalab.scenarios import NormalizedScenarioPack
 from replicalab.text import words

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING
 
 from replicalab.alternatives import suggest_alternative
 from replicalab.feasibility import check_feasibility, require
-from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
 from replicalab.models import (
     FLAG_FIELDS,
     LAB_DIMENSIONS,
@@ -38,6 +37,7 @@ from replicalab.models import (
     SuggestionChange,
     clip_text,
 )
+from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.types import NormalizedScenarioPack
 
 if TYPE_CHECKING:

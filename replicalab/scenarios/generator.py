@@ -31,15 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import (
-    CLASSIC_ITEM_PRICES,
-    CostRates,
-    LabManagerObservation,
-    ResourceItem,
-    ScientistObservation,
-    Substitution,
-)
+from replicalab.models import LabManagerObservation, ResourceItem, ScientistObservation, Substitution
+from replicalab.prices import CLASSIC_ITEM_PRICES, CostRates, estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.plan import (
     Bounds,
     CasePlan,

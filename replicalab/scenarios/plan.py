@@ -10,16 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from replicalab.lab_costs import estimate_protocol_cost, estimate_staff_load
-from replicalab.models import (
-    Candidates,
-    Constraint,
-    CostRates,
-    ItemKind,
-    Protocol,
-    ResourceItem,
-    Substitution,
-)
+from replicalab.models import Candidates, Constraint, ItemKind, Protocol, ResourceItem, Substitution
+from replicalab.prices import CostRates, estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.registry import get_template, template_key
 from replicalab.scenarios.rules import MIN_CONTROLS, adequate_days, case_constraints, safety_constraints
 from replicalab.scenarios.study import candidates_of

@@ -1,8 +1,36 @@
-"""The lab's cost and staff formulas, in one place for validation, the Lab Manager and the judge."""
+"""What a plan costs the lab: credits at the lab's prices, and staff.
+
+The one home of the price formula: what the lab charges (`CostRates`, with the classic terms as
+its defaults), what a protocol costs under those terms, and how many people it needs at once.
+Validation, the feasibility check, the counter-proposal, the generator's budgets and the judge all
+price a plan here.
+"""
 
 from __future__ import annotations
 
-from replicalab.models import CostRates, Protocol
+from pydantic import Field
+
+from replicalab.models.actions import Protocol
+from replicalab.models.base import Contract, Credits
+from replicalab.models.brief import ItemKind
+
+CLASSIC_ITEM_PRICES: dict[str, float] = {"equipment": 100.0, "reagent": 75.0}
+"""An item's price when the lab states none, by kind."""
+
+
+class CostRates(Contract):
+    """What the lab charges, in credits: per sample, per day, per control, and per listed item
+    (lower-cased name). The Lab Manager knows them; the Scientist learns them by asking. An item
+    without its own price costs its kind's classic price."""
+
+    per_sample: Credits = 10.0
+    per_day: Credits = 50.0
+    per_control: Credits = 25.0
+    item_prices: dict[str, Credits] = Field(default_factory=dict)
+
+    def price_of(self, name: str, kind: ItemKind) -> float:
+        return self.item_prices.get(name.lower(), CLASSIC_ITEM_PRICES[kind])
+
 
 CLASSIC_RATES = CostRates()
 """The classic terms: 10 per sample, 50 per day, 25 per control, 100 per equipment item, 75 per

@@ -1,0 +1,147 @@
+"""The contracts every part of ReplicaLab speaks, and their one public import point.
+
+These pydantic models are the only shapes that cross a module boundary, so every rule an action
+must satisfy lives once, in its leaf module, and every front (PettingZoo, Gymnasium, the runner,
+an LLM parser) gets the same error, naming the same field:
+
+- `base`: the frozen `Contract` base and the bounds on every number and text;
+- `actions`: the Scientist's and the Lab Manager's moves, and the protocol;
+- `checks`: validation's issues, the feasibility check and the counter-proposal;
+- `brief`: the paper, candidates, constraints, items and substitutions of a scenario;
+- `observations`: what each agent sees on its turn;
+- `judge_values`: the judge's bonuses, free rounds, scores and verdicts;
+- `reward_config`: every term of the reward;
+- `log`: the episode log.
+
+What the lab charges (`CostRates`) lives with the price formula, in `replicalab.prices`.
+"""
+
+from replicalab.models.actions import (
+    FEASIBILITY_DIMENSIONS,
+    FLAG_FIELDS,
+    LAB_DIMENSIONS,
+    PROTOCOL_PAYLOAD_FIELDS,
+    LabManagerAction,
+    LabManagerActionType,
+    Protocol,
+    ScientistAction,
+    ScientistActionType,
+)
+from replicalab.models.base import (
+    MAX_CREDITS,
+    MAX_DURATION_DAYS,
+    MAX_LIST_ITEMS,
+    MAX_SAMPLE_SIZE,
+    MAX_STAFF,
+    MAX_TEXT_CHARS,
+    Contract,
+    Credits,
+    Days,
+    Items,
+    NonEmptyStr,
+    RawText,
+    SampleSize,
+    StaffCount,
+    Text,
+    TimeLimit,
+    clip_text,
+)
+from replicalab.models.brief import (
+    Candidates,
+    Constraint,
+    ConstraintKind,
+    ItemKind,
+    Paper,
+    ResourceItem,
+    Substitution,
+)
+from replicalab.models.checks import (
+    AlternativeSuggestion,
+    DimensionCheck,
+    FeasibilityCheckResult,
+    SuggestionChange,
+    ValidationIssue,
+    ValidationResult,
+)
+from replicalab.models.judge_values import (
+    ALL_CHECKS_BONUS,
+    EFFICIENCY_BONUS,
+    FREE_ROUNDS,
+    RewardBreakdown,
+    Verdict,
+    unused_rounds,
+)
+from replicalab.models.log import (
+    EpisodeLog,
+    StepRecord,
+)
+from replicalab.models.observations import (
+    ConversationEntry,
+    LabManagerObservation,
+    ScientistObservation,
+    check_budget,
+)
+from replicalab.models.reward_config import (
+    JudgeExponents,
+    Penalties,
+    PotentialKind,
+    RewardConfig,
+)
+
+__all__ = [
+    "ALL_CHECKS_BONUS",
+    "EFFICIENCY_BONUS",
+    "FEASIBILITY_DIMENSIONS",
+    "FLAG_FIELDS",
+    "FREE_ROUNDS",
+    "LAB_DIMENSIONS",
+    "MAX_CREDITS",
+    "MAX_DURATION_DAYS",
+    "MAX_LIST_ITEMS",
+    "MAX_SAMPLE_SIZE",
+    "MAX_STAFF",
+    "MAX_TEXT_CHARS",
+    "PROTOCOL_PAYLOAD_FIELDS",
+    "AlternativeSuggestion",
+    "Candidates",
+    "Constraint",
+    "ConstraintKind",
+    "Contract",
+    "ConversationEntry",
+    "Credits",
+    "Days",
+    "DimensionCheck",
+    "EpisodeLog",
+    "FeasibilityCheckResult",
+    "ItemKind",
+    "Items",
+    "JudgeExponents",
+    "LabManagerAction",
+    "LabManagerActionType",
+    "LabManagerObservation",
+    "NonEmptyStr",
+    "Paper",
+    "Penalties",
+    "PotentialKind",
+    "Protocol",
+    "RawText",
+    "ResourceItem",
+    "RewardBreakdown",
+    "RewardConfig",
+    "SampleSize",
+    "ScientistAction",
+    "ScientistActionType",
+    "ScientistObservation",
+    "StaffCount",
+    "StepRecord",
+    "Substitution",
+    "SuggestionChange",
+    "Text",
+    "TimeLimit",
+    "ValidationIssue",
+    "ValidationResult",
+    "Verdict",
+    "check_budget",
+    "clip_text",
+    "unused_rounds",
+]

@@ -1,0 +1,149 @@
+"""The two agents' moves: a Scientist's action (with the protocol it carries) and a Lab
+Manager's verdict, one flag per feasibility dimension, with the rules each move must keep."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import Field, model_validator
+
+from replicalab.models.base import Contract, Days, Items, NonEmptyStr, SampleSize, Text
+
+
+class ScientistActionType(str, Enum):
+    PROPOSE_PROTOCOL = "propose_protocol"
+    REVISE_PROTOCOL = "revise_protocol"
+    REQUEST_INFO = "request_info"
+    ACCEPT = "accept"
+
+
+class LabManagerActionType(str, Enum):
+    REPORT_FEASIBILITY = "report_feasibility"
+    SUGGEST_ALTERNATIVE = "suggest_alternative"
+    REJECT = "reject"
+    ACCEPT = "accept"
+
+
+class Protocol(Contract):
+    """An experiment plan: what the Scientist proposes and the judge scores."""
+
+    sample_size: SampleSize = 0  # runs / instances / backtest windows
+    controls: Items = Field(default_factory=list)
+    technique: Text = ""
+    duration_days: Days = 0
+    required_equipment: Items = Field(default_factory=list)
+    required_reagents: Items = Field(default_factory=list)  # consumables, data, licences
+    rationale: Text = ""
+
+
+PROTOCOL_PAYLOAD_FIELDS = (
+    "sample_size",
+    "controls",
+    "technique",
+    "duration_days",
+    "required_equipment",
+    "required_reagents",
+)
+"""The fields that make an action carry a protocol. `rationale` is commentary, allowed on any move."""
+
+
+class ScientistAction(Contract):
+    """One Scientist move. Fields that do not apply stay at their zero value."""
+
+    action_type: ScientistActionType
+    sample_size: SampleSize = 0
+    controls: Items = Field(default_factory=list)
+    technique: Text = ""
+    duration_days: Days = 0
+    required_equipment: Items = Field(default_factory=list)
+    required_reagents: Items = Field(default_factory=list)
+    questions: Items = Field(default_factory=list)
+    rationale: Text = ""
+
+    @model_validator(mode="after")
+    def _rules_of_the_move(self) -> ScientistAction:
+        kind = self.action_type
+        if kind in (ScientistActionType.PROPOSE_PROTOCOL, ScientistActionType.REVISE_PROTOCOL):
+            if self.sample_size < 1:
+                raise ValueError(f"sample_size: {kind.value} needs sample_size >= 1")
+            if not self.technique:
+                raise ValueError(f"technique: {kind.value} needs a technique")
+            if not self.rationale:
+                raise ValueError(f"rationale: {kind.value} needs a rationale")
+            if self.questions:
+                raise ValueError(f"questions: {kind.value} must not carry questions")
+            return self
+        payload = [name for name in PROTOCOL_PAYLOAD_FIELDS if getattr(self, name)]
+        if payload:
+            raise ValueError(f"{payload[0]}: {kind.value} must not carry a protocol payload")
+        if kind is ScientistActionType.REQUEST_INFO and not self.questions:
+            raise ValueError("questions: request_info needs at least one question")
+        if kind is ScientistActionType.ACCEPT and self.questions:
+            raise ValueError("questions: accept must not carry questions")
+        return self
+
+    def to_protocol(self) -> Protocol:
+        """The protocol this move proposes (meaningful for propose/revise only)."""
+        return Protocol(
+            sample_size=self.sample_size,
+            controls=list(self.controls),
+            technique=self.technique,
+            duration_days=self.duration_days,
+            required_equipment=list(self.required_equipment),
+            required_reagents=list(self.required_reagents),
+            rationale=self.rationale,
+        )
+
+
+FEASIBILITY_DIMENSIONS = (
+    "protocol",
+    "budget",
+    "equipment",
+    "reagents",
+    "schedule",
+    "staff",
+    "policy",
+)
+"""The seven dimensions the Lab Manager checks, in the order every check and report lists them."""
+FLAG_FIELDS = tuple(f"{dim}_ok" for dim in FEASIBILITY_DIMENSIONS)
+"""A Lab Manager action's flag for each dimension, in the same order."""
+
+LAB_DIMENSIONS = ("budget", "equipment", "reagents", "schedule", "staff")
+"""Dimensions that are facts of the lab (not of the protocol's own validity or policy)."""
+
+
+class LabManagerAction(Contract):
+    """One Lab Manager move: a verdict on the current protocol, one flag per dimension."""
+
+    action_type: LabManagerActionType
+    feasible: bool
+    protocol_ok: bool
+    budget_ok: bool
+    equipment_ok: bool
+    reagents_ok: bool
+    schedule_ok: bool
+    staff_ok: bool
+    policy_ok: bool
+    suggested_protocol: Protocol | None = None  # the whole revised protocol
+    explanation: NonEmptyStr
+
+    @property
+    def flags(self) -> tuple[bool, ...]:
+        """The seven reported verdicts, in `FEASIBILITY_DIMENSIONS` order."""
+        return tuple(getattr(self, name) for name in FLAG_FIELDS)
+
+    @model_validator(mode="after")
+    def _rules_of_the_verdict(self) -> LabManagerAction:
+        if self.feasible != all(self.flags):
+            raise ValueError("feasible: must equal the AND of the seven *_ok flags")
+        kind = self.action_type
+        if kind is LabManagerActionType.ACCEPT and not self.feasible:
+            raise ValueError("feasible: accept requires a feasible protocol")
+        if kind is LabManagerActionType.REJECT and self.feasible:
+            raise ValueError("feasible: reject requires an infeasible protocol")
+        if kind is LabManagerActionType.SUGGEST_ALTERNATIVE:
+            if self.suggested_protocol is None:
+                raise ValueError("suggested_protocol: suggest_alternative needs a protocol")
+        elif self.suggested_protocol is not None:
+            raise ValueError(f"suggested_protocol: {kind.value} must not carry one")
+        return self

@@ -1,0 +1,48 @@
+"""The judge's values: its bonuses, the rounds an agreement may take for free, its scores of a
+final protocol and how an episode ended."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from replicalab.models.base import Contract
+
+ALL_CHECKS_BONUS = 1.0
+"""The judge's bonus to a plan that passes all seven checks (with a positive base)."""
+EFFICIENCY_BONUS = 0.25
+"""The judge's bonus per round left unused at agreement, to a plan that earns `ALL_CHECKS_BONUS`."""
+FREE_ROUNDS = 3
+"""Rounds an agreement may take at no cost to the efficiency bonus: one question, one proposal,
+one acceptance. The lab's prices are private, so a Scientist that asks before it proposes needs
+three; only rounds beyond them are charged, and information worth having is never taxed away."""
+
+
+def unused_rounds(rounds_used: int, max_rounds: int) -> int:
+    """Rounds the efficiency bonus pays for: those left after `max(rounds_used, FREE_ROUNDS)`."""
+    return max(0, max_rounds - max(rounds_used, FREE_ROUNDS))
+
+
+class RewardBreakdown(Contract):
+    """The judge's scores of a final protocol; `total` = 10·r·f·f·p + bonuses − penalties.
+
+    The judge always pays its own bonuses (`ALL_CHECKS_BONUS`, `EFFICIENCY_BONUS`), so `total`
+    is the benchmark's score whatever reward config an episode was played with.
+    """
+
+    rigor: float = Field(ge=0.0, le=1.0)
+    feasibility: float = Field(ge=0.0, le=1.0)
+    fidelity: float = Field(ge=0.0, le=1.0)
+    parsimony: float = Field(ge=0.0, le=1.0)
+    base: float  # 10 · rigor · feasibility · fidelity · parsimony
+    bonuses: dict[str, float] = Field(default_factory=dict)
+    penalties: dict[str, float] = Field(default_factory=dict)  # positive numbers, subtracted
+    total: float
+    notes: list[str] = Field(default_factory=list)  # one line per deduction, for explain()
+
+
+Verdict = Literal["agreement", "accept_without_consent", "accept_infeasible", "round_limit", "truncated"]
+"""How an episode ended: `agreement` (the Lab Manager consented and the final protocol passes every
+check); `accept_without_consent` (the Scientist accepted over an objection); `accept_infeasible`
+(it accepted a consent to a plan that fails a check); `round_limit`; `truncated` (step cap)."""
