@@ -29,13 +29,11 @@ import time
 import timeit
 from collections.abc import Callable
 
-from replicalab.agents.lab_manager_policy import (
-    check_feasibility,
-    compose_lab_manager_response,
-    suggest_alternative,
-)
+from replicalab.agents.lab_manager_policy import compose_lab_manager_response
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.judge import build_reward_breakdown, compute_total_reward
+from replicalab.lab.counter_proposal import suggest_alternative
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import LabManagerAction, LabManagerActionType
 from replicalab.scenarios import generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack

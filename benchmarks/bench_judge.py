@@ -21,9 +21,9 @@ import statistics
 import time
 import timeit
 
-from replicalab.agents.lab_manager_policy import check_feasibility
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.judge import build_reward_breakdown, compute_total_reward
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import Protocol
 from replicalab.scenarios import generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack

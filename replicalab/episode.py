@@ -32,10 +32,10 @@ from operator import lt, ne
 
 from pydantic import ValidationError
 
-from replicalab.alternatives import suggest_alternative
-from replicalab.feasibility import check_feasibility
 from replicalab.judge import build_reward_breakdown
-from replicalab.lab_answers import answer_questions, topics_asked
+from replicalab.lab.answers import answer_questions, topics_asked
+from replicalab.lab.counter_proposal import suggest_alternative
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     MAX_TEXT_CHARS,
     AlternativeSuggestion,

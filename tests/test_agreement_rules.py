@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from replicalab.agents.lab_manager_policy import check_feasibility, grounded_lab_response
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.evaluation.runner import Cell, play_episode
 from replicalab.baselines.policies.seats import GroundedLabManager, RandomScientist
 from replicalab.envs import codec
@@ -19,6 +19,7 @@ from replicalab.episode import (
     Episode,
     coerce_action,
 )
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import EpisodeLog, LabManagerAction, LabManagerActionType, Protocol
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, NormalizedScenarioPack, generate_scenario
 from tests.plans import ACCEPT, PACK, bad_plan, good_plan, new, propose, stance

@@ -100,7 +100,7 @@ def _find_circle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_graph_is_read() -> None:
     graph = _graph()
-    assert "replicalab.episode" in graph and "replicalab.feasibility" in graph["replicalab.episode"]
+    assert "replicalab.episode" in graph and "replicalab.lab.feasibility" in graph["replicalab.episode"]
 
 
 def test_the_core_has_no_import_circle() -> None:

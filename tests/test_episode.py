@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from replicalab.agents.lab_manager_policy import check_feasibility, grounded_lab_response
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.episode import (
     LAB_MANAGER,
     SCIENTIST,
@@ -14,7 +14,8 @@ from replicalab.episode import (
     coerce_action,
 )
 from replicalab.judge import build_reward_breakdown
-from replicalab.lab_answers import answer_questions
+from replicalab.lab.answers import answer_questions
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
     EpisodeLog,

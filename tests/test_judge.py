@@ -12,7 +12,6 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from replicalab.agents.lab_manager_policy import check_feasibility
 from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.judge import (
     EFFICIENCY_BONUS,
@@ -24,6 +23,7 @@ from replicalab.judge import (
     parsimony_score,
     rigor_score,
 )
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import Protocol, RewardBreakdown
 from replicalab.prices import estimate_protocol_cost
 from replicalab.scenarios import generate_scenario

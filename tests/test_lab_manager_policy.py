@@ -15,22 +15,20 @@ from pydantic import ValidationError
 
 from replicalab import models
 from replicalab.agents import lab_manager_policy as lm
-from replicalab.agents.lab_manager_policy import (
-    AlternativeSuggestion,
-    DimensionCheck,
-    FeasibilityCheckResult,
-    SuggestionChange,
-    check_feasibility,
-    compose_lab_manager_response,
-    respond,
-    suggest_alternative,
-)
+from replicalab.agents.lab_manager_policy import compose_lab_manager_response, respond
+from replicalab.lab.counter_proposal import suggest_alternative
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
     LAB_DIMENSIONS,
+    AlternativeSuggestion,
+    DimensionCheck,
+    FeasibilityCheckResult,
     LabManagerActionType,
     Protocol,
+    SuggestionChange,
 )
+from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios import (
     BUILTIN_TEMPLATES,
     DIFFICULTIES,
@@ -166,8 +164,8 @@ def test_models_are_reexported_from_the_policy_module() -> None:
     ],
 )
 def test_cost_and_staff_formulas_are_the_seeds(protocol: Protocol, cost: float, staff: int) -> None:
-    assert lm._estimate_protocol_cost(protocol) == cost
-    assert lm._estimate_staff_load(protocol) == staff
+    assert estimate_protocol_cost(protocol) == cost
+    assert estimate_staff_load(protocol) == staff
     scenario = pack(0, "math_reasoning", "easy")
     check = check_feasibility(protocol, scenario)
     assert check.estimated_cost == cost
@@ -333,7 +331,7 @@ def test_fix_order_and_each_step() -> None:
     # Halving: the first power-of-two cut that fits, or the hard minimum sample size.
     floor = case_of(scenario).min_sample_size
     size, halvings = protocol.sample_size, 0
-    while size > floor and lm._estimate_protocol_cost(
+    while size > floor and estimate_protocol_cost(
         edit(revised, sample_size=size), rates=scenario.lab.rates
     ) > (scenario.lab.budget_remaining):
         size, halvings = max(floor, size // 2), halvings + 1
@@ -392,7 +390,7 @@ def test_addition_that_would_break_staff_is_not_made() -> None:
         return edit(base, required_equipment=[*kept, *spare][:2])
 
     generated, protocol = find(build, [(t, "easy") for t in BUILTIN_TEMPLATES])
-    load = lm._estimate_staff_load(protocol)
+    load = estimate_staff_load(protocol)
     # The same lab with exactly the staff this plan needs.
     scenario = generated.model_copy(
         update={

@@ -8,15 +8,17 @@ from collections.abc import Callable
 import pytest
 from pydantic import ValidationError
 
-from replicalab.agents.lab_manager_policy import (
+from replicalab.agents.lab_manager_policy import compose_lab_manager_response
+from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.lab.counter_proposal import suggest_alternative
+from replicalab.lab.feasibility import check_feasibility
+from replicalab.models import (
     AlternativeSuggestion,
     FeasibilityCheckResult,
-    check_feasibility,
-    compose_lab_manager_response,
-    suggest_alternative,
+    LabManagerAction,
+    LabManagerActionType,
+    Protocol,
 )
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
-from replicalab.models import LabManagerAction, LabManagerActionType, Protocol
 from replicalab.scenarios import generate_scenario
 
 Renderer = Callable[[LabManagerActionType, FeasibilityCheckResult, AlternativeSuggestion | None], object]

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from replicalab.agents.lab_manager_policy import check_feasibility
 from replicalab.judge import build_reward_breakdown, compute_total_reward, feasibility_score
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import Protocol
 from replicalab.rewards import (
     PRESETS,

@@ -21,10 +21,10 @@ from __future__ import annotations
 import math
 from itertools import product
 
-from replicalab.agents import check_feasibility
 from replicalab.episode import Episode
 from replicalab.judge import build_reward_breakdown
 from replicalab.judge.facts import CaseFacts, case_facts
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     Protocol,
     ScientistAction,

@@ -7,9 +7,9 @@ Pipeline::
     compose_lab_manager_response(check, suggestion, explanation_renderer) -> LabManagerAction
     respond(protocol, scenario, renderer)          -> all three in one call
 
-The check and the offer are the lab's facts, part of the rules (`replicalab.feasibility`,
-`replicalab.alternatives`; re-exported here under the agents module's names); this module is the
-policy that answers from them. The answer follows the table, read top to bottom: all seven pass
+The check and the offer are the lab's facts, part of the rules (`replicalab.lab.feasibility`,
+`replicalab.lab.counter_proposal`; re-exported here under the agents module's names); this
+module is the policy that answers from them. The answer follows the table, read top to bottom: all seven pass
 -> accept; an improving suggestion that leaves only protocol/policy failures ->
 suggest_alternative; lab failures and no suggestion -> reject; only protocol/policy fail ->
 report_feasibility; a suggestion that does not improve -> reject; and the case the table leaves
@@ -23,8 +23,9 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from replicalab.alternatives import suggest_alternative
-from replicalab.feasibility import check_feasibility, require
+from replicalab.checks import require
+from replicalab.lab.counter_proposal import suggest_alternative
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     FLAG_FIELDS,
     LAB_DIMENSIONS,
@@ -37,7 +38,6 @@ from replicalab.models import (
     SuggestionChange,
     clip_text,
 )
-from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.types import NormalizedScenarioPack
 
 if TYPE_CHECKING:
@@ -60,9 +60,6 @@ ExplanationRenderer = Callable[
     [LabManagerActionType, FeasibilityCheckResult, AlternativeSuggestion | None], str
 ]
 """Replaces the default explanation: (action type, check, suggestion) -> text."""
-
-_estimate_protocol_cost = estimate_protocol_cost  # the agents module's names for the shared formulas
-_estimate_staff_load = estimate_staff_load
 
 _NOTHING_ON_THE_TABLE = LabManagerAction(
     action_type=LabManagerActionType.REPORT_FEASIBILITY,

@@ -18,9 +18,9 @@ the return (`replicalab.rewards.judge_reward`), reading from a breakdown whether
 
 from __future__ import annotations
 
-from replicalab.feasibility import check_feasibility
 from replicalab.judge import scores
 from replicalab.judge.facts import case_facts
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     ALL_CHECKS_BONUS,
     EFFICIENCY_BONUS,

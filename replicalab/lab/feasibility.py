@@ -16,6 +16,7 @@ spec.
 
 from __future__ import annotations
 
+from replicalab.checks import require
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
     DimensionCheck,
@@ -27,7 +28,7 @@ from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.validation import lab_issues
 
-__all__ = ["ITEM_DIMENSIONS", "UNAVAILABLE", "check_feasibility", "require"]
+__all__ = ["ITEM_DIMENSIONS", "UNAVAILABLE", "check_feasibility"]
 
 ITEM_DIMENSIONS = {
     "equipment": ("required_equipment", "equipment"),
@@ -37,12 +38,6 @@ ITEM_DIMENSIONS = {
 UNAVAILABLE = {"equipment": "booked", "reagent": "out of stock"}
 """Item kind -> what an unavailable item of that kind is."""
 _PASS = DimensionCheck()  # a passing dimension: a frozen value, shared
-
-
-def require(value: object, cls: type, name: str) -> None:
-    """Refuse an argument of the wrong type, naming it."""
-    if not isinstance(value, cls):
-        raise TypeError(f"{name}: expected {cls.__name__}, got {type(value).__name__}")
 
 
 def check_feasibility(protocol: Protocol, scenario: NormalizedScenarioPack) -> FeasibilityCheckResult:

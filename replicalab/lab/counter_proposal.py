@@ -23,7 +23,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from replicalab.feasibility import UNAVAILABLE, check_feasibility, require
+from replicalab.checks import require
+from replicalab.lab.feasibility import UNAVAILABLE, check_feasibility
 from replicalab.models import (
     AlternativeSuggestion,
     FeasibilityCheckResult,
