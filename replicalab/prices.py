@@ -3,16 +3,18 @@
 The one home of the price formula: what the lab charges (`CostRates`, with the classic terms as
 its defaults), what a protocol costs under those terms, and how many people it needs at once.
 Validation, the feasibility check, the counter-proposal, the generator's budgets and the judge all
-price a plan here.
+price a plan here, and the generator draws a lab's own prices here (`draw_rates`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from pydantic import Field
 
 from replicalab.models.actions import Protocol
 from replicalab.models.base import Contract, Credits
-from replicalab.models.brief import ItemKind
+from replicalab.models.brief import ItemKind, Substitution
 
 CLASSIC_ITEM_PRICES: dict[str, float] = {"equipment": 100.0, "reagent": 75.0}
 """An item's price when the lab states none, by kind."""
@@ -62,4 +64,42 @@ def estimate_staff_load(protocol: Protocol) -> int:
         + (1 if len(protocol.controls) > 2 else 0)
         + (1 if protocol.duration_days > 5 else 0)
         + (1 if len(protocol.required_equipment) > 2 else 0)
+    )
+
+
+RATE_DRAWS = 24
+"""Uniforms a lab's prices draw: three rates, then one per listed item."""
+
+
+def draw_rates(
+    price_range: tuple[float, float],
+    items: Iterable[tuple[str, ItemKind]],
+    substitutions: Iterable[Substitution],
+    u: list[float],
+) -> CostRates:
+    """What a lab charges: the classic terms when `price_range` is (1, 1); otherwise each rate and
+    each listed item's price drawn in `price_range` times its classic value (whole credits,
+    items in fives) from the `RATE_DRAWS` uniforms `u`, so a Scientist that does not ask prices
+    its plans wrong. An allowed substitute never costs more than the item it replaces: taking the
+    lab's swap never breaks the budget."""
+    low, high = price_range
+    if low == high == 1.0:
+        return CLASSIC_RATES
+
+    def drawn(classic: float, x: float, step: float) -> float:
+        return max(step, round(classic * (low + (high - low) * x) / step) * step)
+
+    prices = {
+        name.lower(): drawn(CLASSIC_ITEM_PRICES[kind], x, 5.0)
+        for (name, kind), x in zip(items, u[3:], strict=False)
+    }
+    for sub in substitutions:
+        original, alternative = sub.original_key, sub.alternative_key
+        if original in prices and alternative in prices:
+            prices[alternative] = min(prices[alternative], prices[original])
+    return CostRates(
+        per_sample=drawn(CLASSIC_RATES.per_sample, u[0], 1.0),
+        per_day=drawn(CLASSIC_RATES.per_day, u[1], 1.0),
+        per_control=drawn(CLASSIC_RATES.per_control, u[2], 1.0),
+        item_prices=prices,
     )

@@ -36,7 +36,7 @@ from replicalab.scenarios import (
     template_names,
 )
 from replicalab.scenarios import registry as registry_module
-from replicalab.scenarios.study import candidates_of
+from replicalab.scenarios.paper import candidates_of
 from replicalab.scenarios.types import CatalogueItem, quantity_table, term_table
 from replicalab.validation import validate_protocol
 from tests.processes import stdout_of

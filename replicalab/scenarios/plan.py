@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from replicalab.models import Candidates, Constraint, ItemKind, Protocol, ResourceItem, Substitution
 from replicalab.prices import CostRates, estimate_protocol_cost, estimate_staff_load
+from replicalab.scenarios.difficulty import LEVELS
+from replicalab.scenarios.paper import candidates_of
 from replicalab.scenarios.registry import get_template, template_key
-from replicalab.scenarios.rules import MIN_CONTROLS, adequate_days, case_constraints, safety_constraints
-from replicalab.scenarios.study import candidates_of
+from replicalab.scenarios.rules import adequate_days, case_constraints, safety_constraints
 from replicalab.scenarios.types import (
     DIFFICULTIES,
     SPLITS,
@@ -175,7 +176,7 @@ def published_protocol(case: PaperCase, reference: HiddenReferenceSpec) -> Proto
 
 
 def minimal_protocol(
-    case: PaperCase, difficulty: str, swaps: dict[str, str], reference: HiddenReferenceSpec
+    case: PaperCase, difficulty: Difficulty, swaps: dict[str, str], reference: HiddenReferenceSpec
 ) -> Protocol:
     """The smallest plan that still tests the case's claim in a pack whose study is `reference`,
     with `swaps` applied to its items: the least sample size, the duration that earns full credit
@@ -183,7 +184,7 @@ def minimal_protocol(
     (then the other candidates) as the level asks for, with the review."""
     originals = list(reference.original_controls)
     others = [c.name for c in case.controls if c.name not in originals]
-    controls = [*originals, *others][: MIN_CONTROLS[difficulty] - 1]
+    controls = [*originals, *others][: LEVELS[difficulty].min_controls - 1]
     return Protocol(
         sample_size=case.min_sample_size,
         controls=[*controls, case.required_review],

@@ -12,9 +12,9 @@ from functools import lru_cache
 from itertools import count
 
 from replicalab.models import Constraint, ConstraintKind
-from replicalab.scenarios.types import PaperCase
+from replicalab.scenarios.difficulty import LEVELS
+from replicalab.scenarios.types import Difficulty, PaperCase
 
-MIN_CONTROLS = {"easy": 2, "medium": 3, "hard": 3}  # controls a plan needs, by difficulty
 MAX_STAFF_LOAD = 5  # the most people `estimate_staff_load` can ask for
 FIRST_CASE_ID = 4  # the case's rules number on from the lab's c1-c3
 ADEQUATE_SHARE_OF_TIME = 0.3  # a plan using this share of the time limit is long enough
@@ -62,11 +62,12 @@ def _lab_rule(kind: ConstraintKind, quantity: float) -> Constraint:
     )
 
 
-def case_constraints(case: PaperCase, level: str) -> list[Constraint]:
+def case_constraints(case: PaperCase, level: Difficulty) -> list[Constraint]:
     """The rules that depend only on the paper and the difficulty, c4 onwards: every pack of the
     case at that difficulty states them."""
     ids = (f"c{number}" for number in count(FIRST_CASE_ID))
-    n_controls = MIN_CONTROLS[level]
+    row = LEVELS[level]
+    n_controls = row.min_controls
     rules = [
         Constraint(
             id=next(ids),
@@ -81,7 +82,7 @@ def case_constraints(case: PaperCase, level: str) -> list[Constraint]:
             id=next(ids),
             kind="min_controls",
             description=f"Include at least {n_controls} controls.",
-            hard=level != "easy",  # on easy, too few controls only warns
+            hard=row.controls_binding,  # where it does not bind, too few controls only warns
             quantity=float(n_controls),
             comparator=">=",
             unit="controls",

@@ -1,11 +1,11 @@
-"""The study a pack's paper reports: drawn per pack from its case's variants, written out as text.
+"""The paper a pack reports: its study drawn per pack from its case's variants, written out as text.
 
 A case lists what its study could have done: technique variants, candidate method elements,
 candidate controls, a range of sample sizes and of headline numbers. Each pack draws one of
 each, and the public paper is written from the draw: the method paragraph is the case's fixed
 opening followed, in a drawn order, by sentences in varied surface forms (`wording`): one that
 says the study used its technique, each original control, and each required element with a
-difficulty-dependent chance; one that says it did not use some of the other candidates; and
+chance the difficulty sets (`LEVELS`); one that says it did not use some of the other candidates; and
 mentions of some candidates that say nothing about this study. The key finding states the drawn
 sample size and number. Every sentence comes with the `Fact`s it states (`Study.facts`), so the
 public-information ceiling is exact. A careful reader recovers most of what the judge's fidelity
@@ -18,11 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from replicalab.models import Candidates, Paper
+from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
 from replicalab.scenarios.wording import Fact, Meaning, say
 
-P_SAID: dict[Difficulty, float] = {"easy": 1.0, "medium": 0.95, "hard": 0.85}
-"""The chance that the method paragraph states each required element."""
 P_DENIED = 0.4
 """The chance that it says, of each other candidate element, that the study did not do it."""
 P_OTHER = 0.5
@@ -85,32 +84,7 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
     n = low + int(n_u * (high - low + 1))
     t_low, t_high = case.target_range
     target = f"{t_low + (t_high - t_low) * target_u:.{case.target_decimals}f}"
-    forms, mentioned, mention_forms, t_coins, t_forms, c_coins, c_forms, order = _split(
-        wording, _WORDING_SLOTS
-    )
-    stated: list[tuple[Choice, Meaning, float, str | None]] = []
-    for i, t in enumerate(case.techniques):
-        if t is technique:
-            stated.append((t, "used", t_forms[i], t.clue))
-        elif t_coins[i] < P_OTHER:
-            stated.append((t, "not_used" if t_forms[i] < 0.5 else "mentioned", 2 * t_forms[i] % 1, None))
-    for i, c in enumerate(case.controls):
-        if i in kept:
-            stated.append((c, "used", c_forms[i], c.clue))
-        elif c_coins[i] < P_OTHER:
-            stated.append((c, "not_used" if c_forms[i] < 0.5 else "mentioned", 2 * c_forms[i] % 1, None))
-    said_at = dict(zip(sorted(drawn), said, strict=False))  # the i-th required element's coin
-    denied_at = dict(zip((i for i in range(len(case.elements)) if i not in drawn), denied, strict=False))
-    for i, e in enumerate(case.elements):
-        if said_at.get(i, 1.0) < P_SAID[level]:
-            stated.append((e, "used", forms[i], e.clue))
-        elif denied_at.get(i, 1.0) < P_DENIED:
-            stated.append((e, "not_used", forms[i], e.negated))
-        if mentioned[i] < P_MENTIONED:
-            stated.append((e, "mentioned", mention_forms[i], None))
-    facts = [say(choice.name, meaning, form, own) for choice, meaning, form, own in stated]
-    ranked = sorted(range(len(facts)), key=lambda i: order[i % len(order)])
-    facts = [facts[i] for i in ranked]
+    facts = _method_facts(case, technique, drawn, kept, (said, denied), wording, LEVELS[level].p_said)
     method = " ".join([case.method_intro, *(fact.sentence for fact in facts)])
 
     def filled(text: str) -> str:
@@ -146,6 +120,49 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
         success_criteria=tuple(filled(text) for text in case.success_criteria),
         reference=reference,
     )
+
+
+def _method_facts(
+    case: PaperCase,
+    technique: Choice,
+    drawn: frozenset[int],
+    kept: frozenset[int],
+    coins: tuple[list[float], list[float]],
+    wording: list[float],
+    p_said: float,
+) -> list[Fact]:
+    """What the method paragraph states, sentence by sentence in its drawn order: the technique
+    used, each original control, each required element with chance `p_said`, some candidates
+    the study did not use, and mentions of candidates that say nothing about this study.
+    `coins` are the study's said and denied draws for the elements."""
+    said, denied = coins
+    forms, mentioned, mention_forms, t_coins, t_forms, c_coins, c_forms, order = _split(
+        wording, _WORDING_SLOTS
+    )
+    stated: list[tuple[Choice, Meaning, float, str | None]] = []
+    for i, t in enumerate(case.techniques):
+        if t is technique:
+            stated.append((t, "used", t_forms[i], t.clue))
+        elif t_coins[i] < P_OTHER:
+            stated.append((t, "not_used" if t_forms[i] < 0.5 else "mentioned", 2 * t_forms[i] % 1, None))
+    for i, c in enumerate(case.controls):
+        if i in kept:
+            stated.append((c, "used", c_forms[i], c.clue))
+        elif c_coins[i] < P_OTHER:
+            stated.append((c, "not_used" if c_forms[i] < 0.5 else "mentioned", 2 * c_forms[i] % 1, None))
+    said_at = dict(zip(sorted(drawn), said, strict=False))  # the i-th required element's coin
+    denied_at = dict(zip((i for i in range(len(case.elements)) if i not in drawn), denied, strict=False))
+    for i, e in enumerate(case.elements):
+        if said_at.get(i, 1.0) < p_said:
+            stated.append((e, "used", forms[i], e.clue))
+        elif denied_at.get(i, 1.0) < P_DENIED:
+            stated.append((e, "not_used", forms[i], e.negated))
+        if mentioned[i] < P_MENTIONED:
+            stated.append((e, "mentioned", mention_forms[i], None))
+    facts = [say(choice.name, meaning, form, own) for choice, meaning, form, own in stated]
+    ranked = sorted(range(len(facts)), key=lambda i: order[i % len(order)])
+    facts = [facts[i] for i in ranked]
+    return facts
 
 
 def _split(u: list[float], slots: tuple[int, ...]) -> list[list[float]]:

@@ -1,0 +1,136 @@
+"""What a difficulty means: one row per level, read by the generator, the rules and the paper.
+
+Difficulty tightens the lab mechanically:
+
+- easy: the paper's own plan fits with slack; every essential item is available; the lab
+  charges the classic terms; two controls are asked for, and too few only warns.
+- medium: the budget pays for the study's plan without part of its samples (`Share`), at
+  prices drawn around the classic terms (`price_range`); one essential item is unavailable but
+  has an available allowed substitute; a shorter time limit.
+- hard: a smaller share of the samples on average, at prices above the classic terms; a time
+  limit near the case's shortest; no spare staff; one or two essential items need a
+  substitution; the paper leaves more of the method unsaid.
+
+So on medium and hard the study's own plan never fits, the best feasible plan sits on the
+budget's boundary, and where that boundary lies depends on the lab's prices, which the Scientist
+learns by asking or from the quote of a plan it proposed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from replicalab.scenarios.types import Difficulty
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A whole number drawn around a base: `base + offset + int(span · u)` for a uniform u in
+    [0, 1). A negative span draws below the base: `offset=1, span=-2` adds one on half the draws."""
+
+    offset: int
+    span: int
+
+    def of(self, base: int, u: float) -> int:
+        return base + self.offset + int(self.span * u)
+
+
+@dataclass(frozen=True)
+class Slack:
+    """A budget of `least + spread · u` times what the paper's own plan costs at the lab's prices."""
+
+    least: float
+    spread: float
+
+
+@dataclass(frozen=True)
+class Share:
+    """A budget below the study's own plan: what that plan costs at the lab's prices without its
+    samples (its controls, its items with the lab's substitutes, the duration that earns full
+    credit), plus a share in [low, high) of what its reported sample size costs."""
+
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Level:
+    """Everything one difficulty sets, as numbers the generator draws with."""
+
+    price_range: tuple[float, float]
+    """What the lab charges, as multiples of the classic terms: the classic terms themselves on
+    easy, below or above them on medium, above them on hard (a busy facility that bills its
+    time), so a plan priced at the classic terms misses the budget's boundary on both harder
+    levels."""
+    budget: Slack | Share
+    """How the budget is set: with slack over the paper's own plan, or below the study's plan so
+    that it binds.
+
+    A binding budget's shares are high on purpose. A plan sized at the wrong prices ends, after
+    the Lab Manager's halving, with between half and all of the samples that fit (or, priced too
+    high, with the share of them that its estimate allowed), so what not knowing the prices costs
+    is a fixed part of the samples that fit: the more of the study the budget funds, the more a
+    Scientist that does not find out loses. Hard is tighter than medium on average and its prices
+    are further from the classic terms."""
+    spent: tuple[float, float]  # (least, spread): the share of the budget already spent
+    missing_essentials: tuple[int, int]  # (least, most) unavailable essential items; most on a fair coin
+    extra_unavailable: float  # the odds that each extra item the lab lists is unavailable
+    time_from: Literal["published", "shortest"]  # the case's duration the time limit is drawn from
+    time_limit: Drawn  # drawn from that duration; never below the case's shortest
+    time_below_published: bool  # the limit stays under the published duration where it can
+    staff_from: Literal["paper", "minimal"]  # whose plan's staff the lab's staff is drawn from
+    staff: Drawn
+    min_controls: int  # controls a plan needs (the review among them)
+    controls_binding: bool  # too few controls fails the check (else it only warns)
+    p_said: float  # the chance that the paper's method states each required element
+
+
+LEVELS: dict[Difficulty, Level] = {
+    "easy": Level(
+        price_range=(1.0, 1.0),
+        budget=Slack(least=1.25, spread=0.35),
+        spent=(0.0, 0.0),
+        missing_essentials=(0, 0),
+        extra_unavailable=0.2,
+        time_from="published",
+        time_limit=Drawn(offset=1, span=4),
+        time_below_published=False,
+        staff_from="paper",
+        staff=Drawn(offset=2, span=2),
+        min_controls=2,
+        controls_binding=False,
+        p_said=1.0,
+    ),
+    "medium": Level(
+        price_range=(0.6, 1.6),
+        budget=Share(low=0.85, high=0.95),
+        spent=(0.0, 0.1),
+        missing_essentials=(1, 1),
+        extra_unavailable=0.35,
+        time_from="published",
+        time_limit=Drawn(offset=-1, span=-2),
+        time_below_published=False,
+        staff_from="paper",
+        staff=Drawn(offset=1, span=-2),
+        min_controls=3,
+        controls_binding=True,
+        p_said=0.95,
+    ),
+    "hard": Level(
+        price_range=(1.2, 2.4),
+        budget=Share(low=0.8, high=0.95),
+        spent=(0.1, 0.15),
+        missing_essentials=(1, 2),
+        extra_unavailable=0.5,
+        time_from="shortest",
+        time_limit=Drawn(offset=0, span=2),
+        time_below_published=True,
+        staff_from="minimal",
+        staff=Drawn(offset=0, span=0),
+        min_controls=3,
+        controls_binding=True,
+        p_said=0.85,
+    ),
+}
+"""One row per difficulty, in `DIFFICULTIES` order."""
