@@ -29,8 +29,8 @@ import time
 import timeit
 from collections.abc import Callable
 
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import compose_lab_manager_response
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.judge import build_reward_breakdown, compute_total_reward
 from replicalab.lab.counter_proposal import suggest_alternative
 from replicalab.lab.feasibility import check_feasibility

@@ -21,7 +21,7 @@ import statistics
 import time
 import timeit
 
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.judge import build_reward_breakdown, compute_total_reward
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import Protocol

@@ -28,7 +28,7 @@ import orjson
 import psutil
 from websockets.asyncio.client import connect
 
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.envs.scientist_v1 import ScientistEnv
 from tests.live_server import free_port, server_command
 

@@ -15,10 +15,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from replicalab.agents.scientist_policy import (
-    build_scientist_system_prompt,
-    format_scientist_observation,
-)
+from replicalab.agents import build_scientist_system_prompt, format_scientist_observation
 from replicalab.checks import check_positive_int
 from replicalab.envs import codec
 from replicalab.envs.features import Layouts, Observer

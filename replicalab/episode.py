@@ -56,7 +56,7 @@ from replicalab.models import (
     Verdict,
     unused_rounds,
 )
-from replicalab.parsing import ScientistOutputParseError, describe_validation_error, parse_model_output
+from replicalab.parsing import OutputParseError, describe_validation_error, parse_model_output
 from replicalab.rewards import RewardConfig, Transition, get_preset, potential, reward_components
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS, NormalizedScenarioPack
 
@@ -141,7 +141,7 @@ def coerce_action(agent: str, action: object) -> ScientistAction | LabManagerAct
     if isinstance(action, str):
         try:
             return parse_model_output(action, model)
-        except ScientistOutputParseError as exc:
+        except OutputParseError as exc:
             return refused_text(exc.code, exc.message, action)
     if isinstance(action, Mapping):
         try:

@@ -1,8 +1,9 @@
 """Model text in, a validated action out: the parser both agents' text goes through.
 
 What a model answers is untrusted text. `parse_model_output` turns it into one validated action
-(a `ScientistAction` or a `LabManagerAction`) or raises `ScientistOutputParseError` with one of
-three codes, so a refused move is logged with the same code whichever agent sent it:
+(a `ScientistAction` or a `LabManagerAction`) or raises that seat's `OutputParseError`
+(`ScientistOutputParseError`, `LabManagerOutputParseError`) with one of three codes, so a refused
+move is logged with the same code whichever agent sent it:
 
 - input over `MAX_OUTPUT_CHARS` is refused with code `invalid_json` before any parsing;
 - candidates are tried in this order: the whole (stripped) text, the first ``` fenced block, then
@@ -25,11 +26,13 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from replicalab.models import MAX_TEXT_CHARS, ScientistAction
+from replicalab.models import MAX_TEXT_CHARS, LabManagerAction, ScientistAction
 
 __all__ = [
     "MAX_JSON_DEPTH",
     "MAX_OUTPUT_CHARS",
+    "LabManagerOutputParseError",
+    "OutputParseError",
     "ParseErrorCode",
     "ScientistOutputParseError",
     "describe_validation_error",
@@ -50,8 +53,9 @@ Python's decoder gives up at a depth that moves with the version (about 1,000 in
 output could be refused on one machine and decoded on another."""
 
 
-class ScientistOutputParseError(ValueError):
-    """Model output that is not one valid ScientistAction; `code` says which way it failed."""
+class OutputParseError(ValueError):
+    """Model output that is not one valid action; `code` says which way it failed. Each seat
+    raises its own subclass, so a caller catching one seat's errors never catches the other's."""
 
     def __init__(
         self,
@@ -66,8 +70,22 @@ class ScientistOutputParseError(ValueError):
         self.raw_text = raw_text  # the model output, unchanged
         self.parsed_payload = parsed_payload  # the decoded object when only validation failed
 
-    def __reduce__(self) -> tuple[type[ScientistOutputParseError], tuple[object, ...]]:
+    def __reduce__(self) -> tuple[type[OutputParseError], tuple[object, ...]]:
         return (type(self), (self.code, self.message, self.raw_text, self.parsed_payload))
+
+
+class ScientistOutputParseError(OutputParseError):
+    """Model output that is not one valid ScientistAction."""
+
+
+class LabManagerOutputParseError(OutputParseError):
+    """Model output that is not one valid LabManagerAction."""
+
+
+_ERROR_OF: dict[type[BaseModel], type[OutputParseError]] = {
+    ScientistAction: ScientistOutputParseError,
+    LabManagerAction: LabManagerOutputParseError,
+}
 
 
 _INSIDE = re.compile(r'[{}"]')  # what changes the state of the scan inside an object
@@ -84,27 +102,27 @@ def parse_scientist_output(raw_text: str) -> ScientistAction:
 def parse_model_output(raw_text: str, model: type[ActionModel]) -> ActionModel:
     """Extract and validate one `model` in `raw_text` (plain, fenced or prose-wrapped JSON).
 
-    The Scientist's parser, for any action model: a text-mode Lab Manager's output goes through
-    it too, so both agents' malformed outputs get the same codes.
+    The one parser for any action model: a text-mode Lab Manager's output goes through it too,
+    so both agents' malformed outputs get the same codes. The error raised is the seat's own
+    (`OutputParseError` itself for a model of neither seat).
     """
+    error = _ERROR_OF.get(model, OutputParseError)
     if not isinstance(raw_text, str):
         raise TypeError(f"raw_text must be str, not {type(raw_text).__name__}")
     if len(raw_text) > MAX_OUTPUT_CHARS:
         message = f"output has {len(raw_text)} characters, over MAX_OUTPUT_CHARS={MAX_OUTPUT_CHARS}"
-        raise ScientistOutputParseError("invalid_json", message, raw_text)
-    payload = _decode_first(raw_text)
+        raise error("invalid_json", message, raw_text)
+    payload = _decode_first(raw_text, error)
     if not isinstance(payload, dict):  # only a candidate opening with "[" decodes to non-dict
         message = "expected one JSON object, got a JSON array"
-        raise ScientistOutputParseError("invalid_action", message, raw_text)
+        raise error("invalid_action", message, raw_text)
     try:
         return model.model_validate(payload)
     except ValidationError as exc:
-        raise ScientistOutputParseError(
-            "invalid_action", describe_validation_error(exc), raw_text, payload
-        ) from None
+        raise error("invalid_action", describe_validation_error(exc), raw_text, payload) from None
 
 
-def _decode_first(raw_text: str) -> object:
+def _decode_first(raw_text: str, error: type[OutputParseError]) -> object:
     first_error: BaseException | None = None
     for candidate in islice(_candidates(raw_text), _MAX_CANDIDATES):
         if _nested_too_deep(candidate):
@@ -115,8 +133,8 @@ def _decode_first(raw_text: str) -> object:
         except (ValueError, RecursionError) as exc:  # ValueError covers JSONDecodeError
             first_error = first_error or exc
     if first_error is None:
-        raise ScientistOutputParseError("no_json", "no JSON object found in the output", raw_text)
-    raise ScientistOutputParseError("invalid_json", _describe_json_error(first_error), raw_text)
+        raise error("no_json", "no JSON object found in the output", raw_text)
+    raise error("invalid_json", _describe_json_error(first_error), raw_text)
 
 
 def _nested_too_deep(text: str) -> bool:

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import replicalab.envs
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.envs import replicalab_v1
 from replicalab.episode import LAB_MANAGER, SCIENTIST
 from replicalab.models import EpisodeLog, ScientistAction, ScientistActionType

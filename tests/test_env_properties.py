@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.agents.scientist_policy import (
+from replicalab.agents import (
     ScientistOutputParseError,
     build_baseline_scientist_action,
     parse_scientist_output,
 )
+from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import replicalab_v1
 from replicalab.envs.spaces import QUESTIONS, SCIENTIST_NVEC
 from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, EpisodeOverError

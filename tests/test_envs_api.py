@@ -11,8 +11,8 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 
 import replicalab.envs
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.envs import replicalab_v1
 from replicalab.envs.scientist_v1 import ScientistEnv
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode

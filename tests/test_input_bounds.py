@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response, respond
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, coerce_action
 from replicalab.models import (
     MAX_CREDITS,

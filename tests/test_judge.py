@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.judge import (
     EFFICIENCY_BONUS,
     build_reward_breakdown,

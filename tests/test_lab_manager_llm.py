@@ -26,7 +26,7 @@ from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.seats import BaselineScientist, LLMLabManager
 from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode, coerce_action
 from replicalab.models import FLAG_FIELDS, EpisodeLog, LabManagerActionType
-from replicalab.parsing import ScientistOutputParseError
+from replicalab.parsing import LabManagerOutputParseError, ScientistOutputParseError
 from replicalab.scenarios import DIFFICULTIES, generate_scenario
 from tests.openai_stub import StubServer, completion, scripted_lab_manager, scripted_table, serve
 from tests.plans import with_secret_reference
@@ -131,8 +131,9 @@ def test_an_answer_that_breaks_the_action_rules_is_corrected() -> None:
     assert result.metadata.retry_count == 1 and result.metadata.last_error_code == "invalid_action"
     assert "failed LabManagerAction validation" in sent[1][-1]["content"]
     assert result.action.flags == check.flags
-    with pytest.raises(ScientistOutputParseError):
+    with pytest.raises(LabManagerOutputParseError) as info:
         call_lab_manager_with_retry(lambda _: "no json here", system, user, max_retries=1)
+    assert info.value.code == "no_json" and not isinstance(info.value, ScientistOutputParseError)
 
 
 def test_a_model_that_reads_the_check_never_misreports() -> None:

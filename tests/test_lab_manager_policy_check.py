@@ -4,8 +4,8 @@ shared parts of a passing check and its answer must not leak between checks."""
 
 from __future__ import annotations
 
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import compose_lab_manager_response, respond
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import FEASIBILITY_DIMENSIONS, LabManagerAction, LabManagerActionType
 from replicalab.scenarios import BUILTIN_TEMPLATES, generate_scenario

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import pytest
 from pydantic import ValidationError
 
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import compose_lab_manager_response
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
 from replicalab.lab.counter_proposal import suggest_alternative
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (

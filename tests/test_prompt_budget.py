@@ -7,12 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS, format_scientist_observation
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.agents.scientist_policy import (
-    MAX_PROMPT_CHARS,
-    MIN_PROMPT_CHARS,
-    format_scientist_observation,
-)
 from replicalab.envs import replicalab_v1
 from replicalab.episode import SCIENTIST
 from replicalab.models import ConversationEntry, ScientistAction, ScientistActionType, ScientistObservation

@@ -14,8 +14,8 @@ from collections import defaultdict
 import pytest
 from pydantic import ValidationError
 
+from replicalab.agents import build_scientist_system_prompt
 from replicalab.agents.lab_manager_policy import respond
-from replicalab.agents.scientist_policy import build_scientist_system_prompt
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import LabManagerActionType, Protocol
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario, get_template

@@ -10,10 +10,7 @@ from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from replicalab.agents.baseline_scientist import _feedback_indicates_blocker, _infer_domain
-from replicalab.agents.scientist_policy import (
-    MAX_JSON_DEPTH,
-    MAX_OUTPUT_CHARS,
+from replicalab.agents import (
     RetryMetadata,
     ScientistCallResult,
     ScientistOutputParseError,
@@ -23,6 +20,7 @@ from replicalab.agents.scientist_policy import (
     format_scientist_observation,
     parse_scientist_output,
 )
+from replicalab.agents.baseline_scientist import _feedback_indicates_blocker, _infer_domain
 from replicalab.models import (
     Constraint,
     ConversationEntry,
@@ -34,6 +32,7 @@ from replicalab.models import (
     ScientistObservation,
     Substitution,
 )
+from replicalab.parsing import MAX_JSON_DEPTH, MAX_OUTPUT_CHARS
 from replicalab.scenarios import generate_scenario
 from replicalab.text import mentions
 from tests.plans import with_secret_reference

@@ -20,7 +20,7 @@ httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
-from replicalab.agents.scientist_policy import build_baseline_scientist_action  # noqa: E402
+from replicalab.agents import build_baseline_scientist_action  # noqa: E402
 from replicalab.baselines.server.app import SESSION_HEADER, ServerSettings  # noqa: E402
 from replicalab.baselines.server.client import ReplicaLabClient, ServerError  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction  # noqa: E402

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from websockets.sync.client import ClientConnection, connect
 
-from replicalab.agents.scientist_policy import build_baseline_scientist_action
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.baselines.server.app import ServerSettings
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction, ResetOptions
 from replicalab.envs.scientist_v1 import ScientistEnv

@@ -14,7 +14,6 @@ from typing import Protocol
 from replicalab.agents import (
     GenerateFn,
     RetryMetadata,
-    ScientistOutputParseError,
     build_scientist_system_prompt,
     call_scientist_with_retry,
     format_scientist_observation,
@@ -27,6 +26,7 @@ from replicalab.agents.lab_manager_prompts import (
 from replicalab.baselines.policies.interface import Move
 from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode
 from replicalab.models import LabManagerAction, ScientistAction
+from replicalab.parsing import OutputParseError
 from replicalab.scenarios import NormalizedScenarioPack
 
 __all__ = ["ChatRole", "LabManagerRole", "RetryingRole", "ScientistRole"]
@@ -61,7 +61,7 @@ class RetryingRole(ABC):
     def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
         try:
             return self.call(generate, system_prompt, user_message)[0]
-        except ScientistOutputParseError as error:
+        except OutputParseError as error:
             return error.raw_text
 
     @abstractmethod
@@ -75,7 +75,7 @@ class RetryingRole(ABC):
     def call(
         self, generate: GenerateFn, system_prompt: str, user_message: str
     ) -> tuple[ScientistAction | LabManagerAction, RetryMetadata]:
-        """The seat's parsed move and how the call went; raises `ScientistOutputParseError`
+        """The seat's parsed move and how the call went; raises the seat's `OutputParseError`
         when every retry failed to parse."""
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from replicalab.agents import MAX_PROMPT_CHARS, ScientistOutputParseError, build_baseline_scientist_action
+from replicalab.agents import MAX_PROMPT_CHARS, build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.agents.retry import GenerateFn
 from replicalab.baselines.policies.interface import Move, Policy
@@ -30,6 +30,7 @@ from replicalab.baselines.policies.probes import PublicReaderScientist
 from replicalab.baselines.policies.roles import LabManagerRole, RetryingRole, ScientistRole
 from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
 from replicalab.models import ScientistAction, ScientistActionType
+from replicalab.parsing import OutputParseError
 from replicalab.scenarios import NormalizedScenarioPack
 
 
@@ -175,7 +176,7 @@ class _LLMSeat:
         user_message = self.role.user_message(episode, MAX_PROMPT_CHARS)
         try:
             action, metadata = self.role.call(self._generate, self._system_prompt, user_message)
-        except ScientistOutputParseError as error:
+        except OutputParseError as error:
             self.retries += self.role.max_retries
             self.parse_failures += 1
             return error.raw_text

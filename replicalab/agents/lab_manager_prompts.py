@@ -138,7 +138,8 @@ def format_lab_manager_observation(obs: LabManagerObservation, max_chars: int = 
 
 
 def parse_lab_manager_output(raw_text: str) -> LabManagerAction:
-    """Extract and validate the one LabManagerAction in `raw_text` (the Scientist's parser)."""
+    """Extract and validate the one LabManagerAction in `raw_text` (the parser both agents' text goes
+    through); refused output raises `LabManagerOutputParseError`."""
     return parse_model_output(raw_text, LabManagerAction)
 
 
@@ -158,7 +159,7 @@ def call_lab_manager_with_retry(
     """Ask the model for an answer, feeding parse errors back; at most 1 + max_retries calls.
 
     `observation` may already be formatted. After the last failed attempt the last
-    `ScientistOutputParseError` (the parser's error, whichever agent's output it read) is raised.
+    `LabManagerOutputParseError` is raised.
     """
     user = observation if isinstance(observation, str) else format_lab_manager_observation(observation)
     action, metadata = call_with_retry(

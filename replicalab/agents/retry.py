@@ -14,7 +14,7 @@ from typing import TypeVar
 from pydantic import Field
 
 from replicalab.models import Contract
-from replicalab.parsing import ScientistOutputParseError
+from replicalab.parsing import OutputParseError
 
 GenerateFn = Callable[[list[dict[str, str]]], str]
 """The injected model: chat messages ({"role", "content"} dicts) in, raw completion text out."""
@@ -43,19 +43,19 @@ def call_with_retry(
 ) -> tuple[A, RetryMetadata]:
     """The parsed action and how it went, in at most 1 + `max_retries` calls of `generate_fn`.
 
-    `parse` raises `ScientistOutputParseError` on output it refuses; after the last failed
+    `parse` raises its seat's `OutputParseError` on output it refuses; after the last failed
     attempt that error is raised. `action_name` and `schema_reminder` go into the corrections.
     """
     if max_retries < 0:
         raise ValueError(f"max_retries must be >= 0, got {max_retries}")
     messages = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user_message}]
-    last_error: ScientistOutputParseError | None = None
+    last_error: OutputParseError | None = None
     attempts = max_retries + 1
     for attempt in range(1, attempts + 1):
         raw_text = generate_fn([dict(message) for message in messages])
         try:
             action = parse(raw_text)
-        except ScientistOutputParseError as error:
+        except OutputParseError as error:
             last_error = error
             if attempt < attempts:
                 messages.append({"role": "assistant", "content": raw_text})
@@ -72,7 +72,7 @@ def call_with_retry(
     raise last_error
 
 
-def _correction(error: ScientistOutputParseError, action_name: str, schema_reminder: str) -> str:
+def _correction(error: OutputParseError, action_name: str, schema_reminder: str) -> str:
     if error.code == "no_json":
         head = "Your previous response did not contain a JSON object."
     elif error.code == "invalid_json":
