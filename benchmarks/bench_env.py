@@ -40,8 +40,9 @@ from replicalab.envs.spaces import (
     SAMPLE_LEVELS,
     SCIENTIST_NVEC,
 )
-from replicalab.episode import LAB_MANAGER_ACTION_TYPES, Episode
+from replicalab.episode import Episode
 from replicalab.models import ScientistAction
+from replicalab.moves import LAB_MANAGER_ACTION_TYPES
 from replicalab.scenarios import generate_scenario
 
 ROUNDS = 400

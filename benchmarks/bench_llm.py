@@ -62,8 +62,8 @@ from replicalab.baselines.evaluation.runner import Grid, Settings, start_episode
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend, Completion
 from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
-from replicalab.episode import SCIENTIST
 from replicalab.models import ScientistAction, ScientistActionType
+from replicalab.moves import SCIENTIST
 from tests.openai_stub import ACCEPT, PROPOSAL
 
 CONCURRENCY = (1, 8, 64, 256)

@@ -57,8 +57,8 @@ import replicalab.envs
 from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.seats import BaselineScientist
 from replicalab.envs.spaces import A_TYPE, SCIENTIST_MASK_SIZE, SCIENTIST_NVEC
-from replicalab.episode import SCIENTIST_ACTION_TYPES
 from replicalab.models import ScientistActionType
+from replicalab.moves import SCIENTIST_ACTION_TYPES
 
 if sys.platform != "win32":
     import resource

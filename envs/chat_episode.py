@@ -29,7 +29,8 @@ from replicalab.agents import build_scientist_system_prompt, format_scientist_ob
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.checks import check_positive_int
 from replicalab.digest import digest
-from replicalab.episode import SCIENTIST, Episode, coerce_action
+from replicalab.episode import Episode
+from replicalab.moves import SCIENTIST, coerce_action
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import BUILTIN_TEMPLATES, DEFAULT_MAX_ROUNDS, DIFFICULTIES, generate_scenario
 from replicalab.scenarios.registry import check_split

@@ -56,13 +56,7 @@ from replicalab.envs.spaces import (
     SCIENTIST_MASK_SIZE,
     SCIENTIST_NVEC,
 )
-from replicalab.episode import (
-    LAB_MANAGER,
-    LAB_MANAGER_ACTION_TYPES,
-    SCIENTIST_ACTION_TYPES,
-    ActionError,
-    Episode,
-)
+from replicalab.episode import Episode
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
     Candidates,
@@ -72,6 +66,7 @@ from replicalab.models import (
     ScientistAction,
     ScientistActionType,
 )
+from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES, ActionError
 from replicalab.reading import addresses
 from replicalab.scenarios import NormalizedScenarioPack
 from replicalab.text import mentions

@@ -61,14 +61,9 @@ import numpy as np
 
 from replicalab.envs.codec import ScientistCodec
 from replicalab.envs.spaces import MAX_CONTROLS, MAX_DURATION, MAX_ELEMENTS, MAX_ITEMS, MAX_TECHNIQUES
-from replicalab.episode import (
-    LAB_MANAGER,
-    LAB_MANAGER_ACTION_TYPES,
-    SCIENTIST,
-    SCIENTIST_ACTION_TYPES,
-    Episode,
-)
+from replicalab.episode import Episode
 from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind
+from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST, SCIENTIST_ACTION_TYPES
 from replicalab.reading import Cue, cues
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
 from replicalab.text import mentions

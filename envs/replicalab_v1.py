@@ -84,7 +84,8 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from replicalab.envs.render import RENDER_MODES, Frame, check_render_mode, render
 from replicalab.envs.session import Session
-from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, Episode
+from replicalab.episode import Episode
+from replicalab.moves import AGENTS, LAB_MANAGER, SCIENTIST
 
 
 def env(**kwargs: Any) -> raw_env:

@@ -63,7 +63,8 @@ import numpy as np
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs.render import RENDER_MODES, Frame, check_render_mode, render
 from replicalab.envs.session import Session
-from replicalab.episode import SCIENTIST, Episode
+from replicalab.episode import Episode
+from replicalab.moves import SCIENTIST
 
 
 class ScientistEnv(gym.Env[dict[str, Any], Any]):

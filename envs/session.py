@@ -26,8 +26,9 @@ from replicalab.envs.spaces import (
     scientist_action_space,
     scientist_observation_space,
 )
-from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, check_max_rounds, coerce_action
+from replicalab.episode import Episode, check_max_rounds
 from replicalab.models import LabManagerAction, ScientistAction
+from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError, coerce_action
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import (
     BUILTIN_TEMPLATES,

@@ -17,7 +17,7 @@ import numpy as np
 from gymnasium import spaces
 
 from replicalab.agents import MAX_PROMPT_CHARS
-from replicalab.episode import LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES
+from replicalab.moves import LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES
 from replicalab.parsing import MAX_OUTPUT_CHARS
 from replicalab.scenarios import BUILTIN_TEMPLATES, get_template
 from replicalab.scenarios.types import MAX_ELEMENT_CANDIDATES, MAX_TECHNIQUE_CANDIDATES

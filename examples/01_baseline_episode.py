@@ -6,8 +6,9 @@ Run: python examples/01_baseline_episode.py
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.episode import SCIENTIST, Episode
+from replicalab.episode import Episode
 from replicalab.judge import explain
+from replicalab.moves import SCIENTIST
 from replicalab.scenarios import generate_scenario
 
 scenario = generate_scenario(seed=7, template="ml_benchmark", difficulty="hard")

@@ -25,21 +25,15 @@ is refused.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from operator import lt, ne
-
-from pydantic import ValidationError
 
 from replicalab.judge import build_reward_breakdown
 from replicalab.lab.answers import answer_questions, topics_asked
 from replicalab.lab.counter_proposal import suggest_alternative
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
-    MAX_TEXT_CHARS,
     AlternativeSuggestion,
-    Contract,
     ConversationEntry,
     EpisodeLog,
     FeasibilityCheckResult,
@@ -47,7 +41,6 @@ from replicalab.models import (
     LabManagerActionType,
     LabManagerObservation,
     Protocol,
-    RawText,
     RewardBreakdown,
     ScientistAction,
     ScientistActionType,
@@ -56,16 +49,17 @@ from replicalab.models import (
     Verdict,
     unused_rounds,
 )
-from replicalab.parsing import OutputParseError, describe_validation_error, parse_model_output
+from replicalab.moves import (
+    AGENTS,
+    LAB_MANAGER,
+    LAB_MANAGER_ACTION_TYPES,
+    SCIENTIST,
+    SCIENTIST_ACTION_TYPES,
+    ActionError,
+    describe_protocol,
+)
 from replicalab.rewards import RewardConfig, Transition, get_preset, potential, reward_components
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS, NormalizedScenarioPack
-
-SCIENTIST = "scientist"
-LAB_MANAGER = "lab_manager"
-AGENTS = (SCIENTIST, LAB_MANAGER)
-SCIENTIST_ACTION_TYPES = tuple(ScientistActionType)  # mask order
-LAB_MANAGER_ACTION_TYPES = tuple(LabManagerActionType)  # mask order
-
 
 _ACCEPT = ScientistActionType.ACCEPT.value  # the logged name of the move that ends an episode
 MIN_ROUNDS = 2  # a proposal round, then a round whose Scientist accepts the answer
@@ -75,36 +69,6 @@ _LEGAL = {
     SCIENTIST: ((True, False, True, False), (True, True, True, True)),
     LAB_MANAGER: ((True, False, False, False), (True, True, True, True)),
 }
-
-
-class ActionError(Contract):
-    """A move that could not become a legal action; it costs the turn and is logged.
-
-    Codes: `no_json`, `invalid_json`, `invalid_action` (from the text parser or model
-    validation), `illegal_action` (a well-formed move not allowed now), `wrong_action_type`
-    (an object that is not this agent's action), `masked_action` (a structured action outside
-    the mask).
-
-    Refused text is kept whole in `raw`, so re-parsing the logged text gives the same outcome.
-    Text a log cannot hold whole (longer than `MAX_TEXT_CHARS`, which the parser refuses for its
-    length alone, or holding lone surrogates, which JSON in UTF-8 cannot carry) is recorded by
-    its length and SHA-256 instead (of its UTF-8 bytes, surrogates passed through).
-    """
-
-    code: str
-    message: str
-    raw: RawText | None = None  # the text the agent sent, when a log can hold it whole
-    raw_chars: int | None = None  # its length, when it could not be kept
-    raw_sha256: str | None = None  # and its digest
-
-
-def refused_text(code: str, message: str, text: str) -> ActionError:
-    """The `ActionError` for model `text` that did not become an action (see `ActionError`)."""
-    message = _loggable(message)
-    if len(text) <= MAX_TEXT_CHARS and _loggable(text) == text:
-        return ActionError(code=code, message=message, raw=text)
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return ActionError(code=code, message=message, raw_chars=len(text), raw_sha256=digest)
 
 
 class EpisodeOverError(RuntimeError):
@@ -121,34 +85,6 @@ def check_max_rounds(max_rounds: object) -> int:
             f"max_rounds: must be at least {MIN_ROUNDS} (a proposal round, then an accept), got {max_rounds}"
         )
     return max_rounds
-
-
-def _loggable(text: str) -> str:
-    """`text` with what JSON cannot carry (lone surrogates, e.g. from bytes decoded with
-    `surrogateescape`) replaced by '?', so an error message can always be logged."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def coerce_action(agent: str, action: object) -> ScientistAction | LabManagerAction | ActionError:
-    """Turn what a front received (model, dict, or model text) into an action or an error.
-
-    Models pass through as they are: `Episode.step` validates every action it is given.
-    """
-    if isinstance(action, (ScientistAction, LabManagerAction, ActionError)):
-        return action
-    model: type[ScientistAction] | type[LabManagerAction]
-    model = ScientistAction if agent == SCIENTIST else LabManagerAction
-    if isinstance(action, str):
-        try:
-            return parse_model_output(action, model)
-        except OutputParseError as exc:
-            return refused_text(exc.code, exc.message, action)
-    if isinstance(action, Mapping):
-        try:
-            return model.model_validate(dict(action))
-        except ValidationError as exc:
-            return ActionError(code="invalid_action", message=_loggable(describe_validation_error(exc, 3)))
-    return ActionError(code="wrong_action_type", message=f"{agent} cannot act with a {type(action).__name__}")
 
 
 @dataclass(slots=True)
@@ -176,18 +112,6 @@ class _Grounded:
 
     check: FeasibilityCheckResult
     suggestion: AlternativeSuggestion | None
-
-
-def describe_protocol(protocol: Protocol) -> str:
-    """One line a transcript reader can follow."""
-    p = protocol
-    line = (
-        f"n={p.sample_size}; {p.duration_days} days; technique: {p.technique}; "
-        f"controls: {', '.join(p.controls) or 'none'}; "
-        f"equipment: {', '.join(p.required_equipment) or 'none'}; "
-        f"reagents: {', '.join(p.required_reagents) or 'none'}"
-    )
-    return f"{line}; rationale: {p.rationale}" if p.rationale else line
 
 
 @dataclass

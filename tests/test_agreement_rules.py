@@ -12,15 +12,10 @@ from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.evaluation.runner import Cell, play_episode
 from replicalab.baselines.policies.seats import GroundedLabManager, RandomScientist
 from replicalab.envs import codec
-from replicalab.episode import (
-    LAB_MANAGER,
-    SCIENTIST,
-    ActionError,
-    Episode,
-    coerce_action,
-)
+from replicalab.episode import Episode
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import EpisodeLog, LabManagerAction, LabManagerActionType, Protocol
+from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError, coerce_action
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, NormalizedScenarioPack, generate_scenario
 from tests.plans import ACCEPT, PACK, bad_plan, good_plan, new, propose, stance
 

@@ -24,8 +24,9 @@ from replicalab.envs.spaces import (
     lab_manager_action_space,
     scientist_action_space,
 )
-from replicalab.episode import LAB_MANAGER_ACTION_TYPES, ActionError, Episode
+from replicalab.episode import Episode
 from replicalab.models import LabManagerAction, ScientistAction
+from replicalab.moves import LAB_MANAGER_ACTION_TYPES, ActionError
 from replicalab.scenarios import generate_scenario
 from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, bad_plan, good_plan, propose
 

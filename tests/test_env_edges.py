@@ -15,8 +15,8 @@ import replicalab.envs
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import replicalab_v1
-from replicalab.episode import LAB_MANAGER, SCIENTIST
 from replicalab.models import EpisodeLog, ScientistAction, ScientistActionType
+from replicalab.moves import LAB_MANAGER, SCIENTIST
 from replicalab.scenarios import generate_scenario
 from tests.plans import PACK, good_plan, propose
 

@@ -20,8 +20,9 @@ from replicalab.agents import (
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import replicalab_v1
 from replicalab.envs.spaces import QUESTIONS, SCIENTIST_NVEC
-from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST, EpisodeOverError
+from replicalab.episode import EpisodeOverError
 from replicalab.models import FEASIBILITY_DIMENSIONS, EpisodeLog, LabManagerAction, ScientistAction
+from replicalab.moves import AGENTS, LAB_MANAGER, SCIENTIST
 from replicalab.scenarios import NormalizedScenarioPack
 from tests.model_text import FIELDS, MODEL_TEXT, VALUES
 from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, PACK, good_plan, propose

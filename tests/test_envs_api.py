@@ -15,8 +15,9 @@ from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import replicalab_v1
 from replicalab.envs.scientist_v1 import ScientistEnv
-from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode
+from replicalab.episode import Episode
 from replicalab.models import EpisodeLog, LabManagerAction, ScientistAction
+from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError
 from tests.processes import stdout_of
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning:pettingzoo\\.test")

@@ -5,14 +5,7 @@ from __future__ import annotations
 import pytest
 
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.episode import (
-    LAB_MANAGER,
-    SCIENTIST,
-    ActionError,
-    Episode,
-    EpisodeOverError,
-    coerce_action,
-)
+from replicalab.episode import Episode, EpisodeOverError
 from replicalab.judge import build_reward_breakdown
 from replicalab.lab.answers import answer_questions
 from replicalab.lab.feasibility import check_feasibility
@@ -24,6 +17,7 @@ from replicalab.models import (
     ScientistAction,
     ScientistActionType,
 )
+from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError, coerce_action
 from replicalab.rewards import get_preset, judge_reward
 from replicalab.scenarios import generate_scenario
 from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, PACK, bad_plan, good_plan, new, propose, stance

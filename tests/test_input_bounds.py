@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response, respond
-from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, coerce_action
+from replicalab.episode import Episode
 from replicalab.models import (
     MAX_CREDITS,
     MAX_DURATION_DAYS,
@@ -31,6 +31,7 @@ from replicalab.models import (
     ScientistAction,
     ScientistActionType,
 )
+from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError, coerce_action
 from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, NormalizedScenarioPack, generate_scenario
 from replicalab.scenarios.io import load_pack, save_pack

@@ -24,8 +24,9 @@ from replicalab.agents.prompt_parts import MIN_PROMPT_CHARS
 from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.seats import BaselineScientist, LLMLabManager
-from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode, coerce_action
+from replicalab.episode import Episode
 from replicalab.models import FLAG_FIELDS, EpisodeLog, LabManagerActionType
+from replicalab.moves import LAB_MANAGER, SCIENTIST, coerce_action
 from replicalab.parsing import LabManagerOutputParseError, ScientistOutputParseError
 from replicalab.scenarios import DIFFICULTIES, generate_scenario
 from tests.openai_stub import StubServer, completion, scripted_lab_manager, scripted_table, serve

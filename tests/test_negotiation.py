@@ -9,8 +9,9 @@ from collections import Counter
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.episode import SCIENTIST, Episode
+from replicalab.episode import Episode
 from replicalab.models import LabManagerActionType
+from replicalab.moves import SCIENTIST
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 
 SEEDS = range(100)

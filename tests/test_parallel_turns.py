@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from replicalab.envs import replicalab_v1
-from replicalab.episode import LAB_MANAGER, SCIENTIST
+from replicalab.moves import LAB_MANAGER, SCIENTIST
 
 MODES = ["structured", "text"]
 

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS, format_scientist_observation
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.envs import replicalab_v1
-from replicalab.episode import SCIENTIST
 from replicalab.models import ConversationEntry, ScientistAction, ScientistActionType, ScientistObservation
+from replicalab.moves import SCIENTIST
 from tests.plans import PACK
 
 CLOSING = "Respond with exactly one JSON object (a ScientistAction) and nothing else."

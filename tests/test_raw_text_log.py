@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from replicalab.episode import LAB_MANAGER, SCIENTIST, ActionError, Episode, coerce_action
+from replicalab.episode import Episode
 from replicalab.models import MAX_TEXT_CHARS, EpisodeLog, LabManagerAction, ScientistAction, StepRecord
+from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError, coerce_action
 from tests.model_text import MODEL_TEXT
 from tests.plans import ASK_BUDGET, PACK, new
 

@@ -23,7 +23,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from replicalab.baselines.training.rllib import MaskedPPOModule, act, make_env, ppo_config
 from replicalab.envs import replicalab_v1
-from replicalab.episode import AGENTS, LAB_MANAGER, SCIENTIST
+from replicalab.moves import AGENTS, LAB_MANAGER, SCIENTIST
 from tests.docs_pages import blocks, page
 
 pytestmark = [

@@ -10,9 +10,9 @@ import pytest
 from replicalab.baselines.evaluation.runner import Cell, Grid, Settings, play_episode, run_grid
 from replicalab.baselines.policies.seats import BaselineScientist, GroundedLabManager
 from replicalab.baselines.training.compare_rewards import compare_rewards
-from replicalab.episode import SCIENTIST
 from replicalab.judge import compute_total_reward
 from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig, unused_rounds
+from replicalab.moves import SCIENTIST
 from replicalab.rewards import get_preset
 from tests.plans import COMBOS
 

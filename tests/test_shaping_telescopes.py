@@ -9,8 +9,9 @@ from hypothesis import strategies as st
 
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.policies.seats import RandomScientist
-from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode, coerce_action
+from replicalab.episode import Episode
 from replicalab.models import LabManagerActionType, RewardConfig
+from replicalab.moves import LAB_MANAGER, SCIENTIST, coerce_action
 from replicalab.rewards import potential
 from replicalab.scenarios import generate_scenario
 from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, bad_plan, good_plan, propose, stance

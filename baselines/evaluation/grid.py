@@ -17,8 +17,9 @@ import numpy as np
 
 from replicalab.baselines.policies.interface import Policy, reset_policy
 from replicalab.digest import EpisodeDigest
-from replicalab.episode import SCIENTIST, Episode, check_max_rounds, coerce_action
+from replicalab.episode import Episode, check_max_rounds
 from replicalab.models import EpisodeLog
+from replicalab.moves import SCIENTIST, coerce_action
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import (
     DEFAULT_MAX_ROUNDS,

@@ -19,9 +19,9 @@ from plotly.offline import get_plotlyjs
 from replicalab.baselines.evaluation.metrics import Summary, summarize, summarize_group
 from replicalab.baselines.evaluation.report import RESULT_COLUMNS, components_line
 from replicalab.digest import digest
-from replicalab.episode import describe_protocol
 from replicalab.judge import explain
 from replicalab.models import EpisodeLog
+from replicalab.moves import describe_protocol
 
 _ROLE_NAME = {"scientist": "Scientist", "lab_manager": "Lab Manager", "system": "System"}
 UNFINISHED = "unfinished"  # the verdict filter's name for an episode without a verdict

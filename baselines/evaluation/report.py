@@ -16,9 +16,9 @@ from rich.text import Text
 
 from replicalab.baselines.evaluation.metrics import Estimate, Summary
 from replicalab.baselines.training.maskable_ppo import CurvePoint
-from replicalab.episode import describe_protocol
 from replicalab.judge import explain
 from replicalab.models import EpisodeLog
+from replicalab.moves import describe_protocol
 from replicalab.scenarios import NormalizedScenarioPack, ScenarioFamily
 
 _ROLE_STYLE = {"scientist": "cyan", "lab_manager": "magenta", "system": "red"}

@@ -59,8 +59,8 @@ from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.baselines.training.records import turn_records
 from replicalab.checks import check_positive_int
 from replicalab.digest import EpisodeDigest, digest
-from replicalab.episode import SCIENTIST, coerce_action
 from replicalab.models import EpisodeLog
+from replicalab.moves import SCIENTIST, coerce_action
 from replicalab.scenarios import NormalizedScenarioPack, TemplateData, get_template
 
 __all__ = [

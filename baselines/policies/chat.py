@@ -30,8 +30,9 @@ from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
 from replicalab.baselines.llm.backend import Completion, LLMCallError
 from replicalab.baselines.policies.interface import Move
 from replicalab.baselines.policies.roles import ChatRole
-from replicalab.episode import ActionError, Episode
+from replicalab.episode import Episode
 from replicalab.models import Contract
+from replicalab.moves import ActionError
 from replicalab.scenarios import NormalizedScenarioPack
 
 __all__ = ["ChatCompleter", "ChatPolicy", "EpisodeUsage", "LLMTurn"]

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
-from replicalab.episode import ActionError, Episode
+from replicalab.episode import Episode
 from replicalab.models import LabManagerAction, ScientistAction
+from replicalab.moves import ActionError
 
 Move = ScientistAction | LabManagerAction | ActionError | str
 """What a policy returns; a string is model text for the episode's parser, an `ActionError` a

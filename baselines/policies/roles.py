@@ -24,8 +24,9 @@ from replicalab.agents.lab_manager_prompts import (
     format_lab_manager_observation,
 )
 from replicalab.baselines.policies.interface import Move
-from replicalab.episode import LAB_MANAGER, SCIENTIST, Episode
+from replicalab.episode import Episode
 from replicalab.models import LabManagerAction, ScientistAction
+from replicalab.moves import LAB_MANAGER, SCIENTIST
 from replicalab.parsing import OutputParseError
 from replicalab.scenarios import NormalizedScenarioPack
 

@@ -28,8 +28,9 @@ from replicalab.baselines.policies.interface import Move, Policy
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.probes import PublicReaderScientist
 from replicalab.baselines.policies.roles import LabManagerRole, RetryingRole, ScientistRole
-from replicalab.episode import SCIENTIST_ACTION_TYPES, ActionError, Episode
+from replicalab.episode import Episode
 from replicalab.models import ScientistAction, ScientistActionType
+from replicalab.moves import SCIENTIST_ACTION_TYPES, ActionError
 from replicalab.parsing import OutputParseError
 from replicalab.scenarios import NormalizedScenarioPack
 

@@ -23,9 +23,10 @@ import numpy as np
 
 from replicalab.envs.codec import ScientistCodec
 from replicalab.envs.features import Layouts, Observer
-from replicalab.episode import ActionError, Episode
+from replicalab.episode import Episode
 from replicalab.install import install_hint
 from replicalab.models import ScientistAction
+from replicalab.moves import ActionError
 from replicalab.scenarios import NormalizedScenarioPack, template_names
 
 ActFn = Callable[[dict[str, np.ndarray]], Any]

@@ -40,7 +40,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, Petting
 from ray.tune.registry import register_env
 
 from replicalab.envs import replicalab_v1
-from replicalab.episode import AGENTS
+from replicalab.moves import AGENTS
 
 Api = Literal["aec", "parallel"]
 ENV_NAMES: dict[Api, str] = {"aec": "replicalab_v1_aec", "parallel": "replicalab_v1_parallel"}
