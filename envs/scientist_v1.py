@@ -2,7 +2,7 @@
 
 | | |
 |---|---|
-| Id | `gymnasium.make("ReplicaLab/Scientist-v1")` after `import envs` |
+| Id | `gymnasium.make("ReplicaLab/Scientist-v1")` after `import replicalab.envs` (or `gymnasium.make("replicalab.envs:ReplicaLab/Scientist-v1")`) |
 | Action space | `FlatMaskMultiDiscrete` (structured, default) or `Text` (`action_mode="text"`) |
 | Observation space | `Dict(observation=Box(-1, 1, (F,)), action_mask=Box(0, 1, (M,), int8))`, plus `prompt=Text` in text mode |
 

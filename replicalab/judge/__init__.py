@@ -5,7 +5,9 @@
                                       + Σ bonuses - Σ penalties
     explain(breakdown) -> str
 
-Scores live in `scores`, per-scenario facts (cached per pack object) in `facts`.
+Scores live in `scores`; what the judge reads off a pack (its bounds, the hidden reference's
+words) in `facts`. The judge's bonuses and free rounds are values of the contracts
+(`replicalab.models.judge_values`).
 """
 
 from replicalab.judge.breakdown import (
