@@ -1,7 +1,8 @@
 """What a plan costs the lab: credits at the lab's prices, and staff.
 
-The one home of the price formula: what the lab charges (`CostRates`, with the classic terms as
-its defaults), what a protocol costs under those terms, and how many people it needs at once.
+The one home of the price formula: the classic terms (`CLASSIC_RATES`), what a protocol costs
+under a lab's terms (`CostRates`, the contract of what it charges), and how many people it needs
+at once.
 Validation, the feasibility check, the counter-proposal, the generator's budgets and the judge all
 price a plan here, and the generator draws a lab's own prices here (`draw_rates`).
 """
@@ -10,29 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pydantic import Field
-
 from replicalab.models.actions import Protocol
-from replicalab.models.base import Contract, Credits
 from replicalab.models.brief import ItemKind, Substitution
-
-CLASSIC_ITEM_PRICES: dict[str, float] = {"equipment": 100.0, "reagent": 75.0}
-"""An item's price when the lab states none, by kind."""
-
-
-class CostRates(Contract):
-    """What the lab charges, in credits: per sample, per day, per control, and per listed item
-    (lower-cased name). The Lab Manager knows them; the Scientist learns them by asking. An item
-    without its own price costs its kind's classic price."""
-
-    per_sample: Credits = 10.0
-    per_day: Credits = 50.0
-    per_control: Credits = 25.0
-    item_prices: dict[str, Credits] = Field(default_factory=dict)
-
-    def price_of(self, name: str, kind: ItemKind) -> float:
-        return self.item_prices.get(name.lower(), CLASSIC_ITEM_PRICES[kind])
-
+from replicalab.models.rates import CLASSIC_ITEM_PRICES, CostRates
 
 CLASSIC_RATES = CostRates()
 """The classic terms: 10 per sample, 50 per day, 25 per control, 100 per equipment item, 75 per

@@ -33,8 +33,8 @@ from replicalab.envs.spaces import (
 )
 from replicalab.episode import Episode
 from replicalab.judge import build_reward_breakdown
-from replicalab.models import Protocol, ScientistAction, ScientistActionType
-from replicalab.prices import CostRates, estimate_protocol_cost
+from replicalab.models import CostRates, Protocol, ScientistAction, ScientistActionType
+from replicalab.prices import estimate_protocol_cost
 from replicalab.reading import addresses
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario, get_template
 from replicalab.scenarios.generator import paper_facts

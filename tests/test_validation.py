@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from replicalab.judge.facts import case_facts
 from replicalab.judge.scores import plan_of, wording_of
-from replicalab.models import MAX_LIST_ITEMS, Constraint, Protocol, ValidationResult
-from replicalab.prices import CostRates, estimate_protocol_cost, estimate_staff_load
+from replicalab.models import MAX_LIST_ITEMS, Constraint, CostRates, Protocol, ValidationResult
+from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.validation import validate_protocol

@@ -28,14 +28,15 @@ from typing import Literal, NamedTuple
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.episode import Episode
 from replicalab.judge.scores import RIGOR_WEIGHTS
-from replicalab.models import Protocol, ScientistAction, ScientistActionType, ScientistObservation
-from replicalab.prices import (
+from replicalab.models import (
     CLASSIC_ITEM_PRICES,
-    CLASSIC_RATES,
     CostRates,
-    estimate_protocol_cost,
-    estimate_staff_load,
+    Protocol,
+    ScientistAction,
+    ScientistActionType,
+    ScientistObservation,
 )
+from replicalab.prices import CLASSIC_RATES, estimate_protocol_cost, estimate_staff_load
 from replicalab.reading import addresses, read_paper
 from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
 from replicalab.scenarios.rules import adequate_days

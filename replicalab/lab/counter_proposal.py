@@ -27,12 +27,13 @@ from replicalab.checks import require
 from replicalab.lab.feasibility import UNAVAILABLE, check_feasibility
 from replicalab.models import (
     AlternativeSuggestion,
+    CostRates,
     FeasibilityCheckResult,
     Protocol,
     Substitution,
     SuggestionChange,
 )
-from replicalab.prices import CostRates, estimate_protocol_cost
+from replicalab.prices import estimate_protocol_cost
 from replicalab.scenarios.types import NormalizedScenarioPack
 
 __all__ = ["suggest_alternative"]

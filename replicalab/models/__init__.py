@@ -81,6 +81,7 @@ from replicalab.models.observations import (
     ScientistObservation,
     check_budget,
 )
+from replicalab.models.rates import CLASSIC_ITEM_PRICES, CostRates
 from replicalab.models.reward_config import (
     JudgeExponents,
     Penalties,
@@ -90,6 +91,7 @@ from replicalab.models.reward_config import (
 
 __all__ = [
     "ALL_CHECKS_BONUS",
+    "CLASSIC_ITEM_PRICES",
     "EFFICIENCY_BONUS",
     "FEASIBILITY_DIMENSIONS",
     "FLAG_FIELDS",
@@ -108,6 +110,7 @@ __all__ = [
     "ConstraintKind",
     "Contract",
     "ConversationEntry",
+    "CostRates",
     "Credits",
     "Days",
     "DimensionCheck",

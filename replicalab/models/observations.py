@@ -11,7 +11,7 @@ from replicalab.models.actions import Protocol
 from replicalab.models.base import MAX_LIST_ITEMS, Contract, Credits, StaffCount, TimeLimit
 from replicalab.models.brief import Candidates, Constraint, Paper, ResourceItem, Substitution
 from replicalab.models.checks import AlternativeSuggestion, FeasibilityCheckResult
-from replicalab.prices import CostRates
+from replicalab.models.rates import CostRates
 
 
 class ConversationEntry(Contract):

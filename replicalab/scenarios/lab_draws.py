@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from replicalab.models import Substitution
-from replicalab.prices import CostRates, draw_rates, estimate_protocol_cost, estimate_staff_load
+from replicalab.models import CostRates, Substitution
+from replicalab.prices import draw_rates, estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.difficulty import LEVELS, Slack
 from replicalab.scenarios.paper import Study
 from replicalab.scenarios.plan import (

@@ -10,8 +10,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from replicalab.models import Candidates, Constraint, ItemKind, Protocol, ResourceItem, Substitution
-from replicalab.prices import CostRates, estimate_protocol_cost, estimate_staff_load
+from replicalab.models import (
+    Candidates,
+    Constraint,
+    CostRates,
+    ItemKind,
+    Protocol,
+    ResourceItem,
+    Substitution,
+)
+from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.paper import candidates_of
 from replicalab.scenarios.registry import get_template, template_key

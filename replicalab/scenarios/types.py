@@ -20,6 +20,7 @@ from replicalab.models import (
     Candidates,
     Constraint,
     Contract,
+    CostRates,
     Credits,
     ItemKind,
     LabManagerObservation,
@@ -32,7 +33,6 @@ from replicalab.models import (
     TimeLimit,
     check_budget,
 )
-from replicalab.prices import CostRates
 
 MAX_TECHNIQUE_CANDIDATES = 4  # technique variants a case may list
 MAX_ELEMENT_CANDIDATES = 8  # candidate elements a case may list
