@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Literal, NamedTuple
 
 from replicalab.agents import build_baseline_scientist_action
@@ -38,7 +38,7 @@ from replicalab.models import (
 )
 from replicalab.prices import CLASSIC_RATES, estimate_protocol_cost, estimate_staff_load
 from replicalab.reading import addresses, read_paper
-from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
+from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, generate_scenario, template_names
 from replicalab.scenarios.rules import adequate_days
 
 COSTS_QUESTION = "What does each part of the plan cost?"
@@ -286,24 +286,32 @@ class MemorizerScientist(_Planner):
     ) -> None:
         super().__init__("ask", "revise")
         seen: dict[str, list[Choices]] = {}
-        levels = tuple(difficulties)
-        for template in templates or template_names():
-            for seed in seeds:
-                for level in levels:
-                    pack = generate_scenario(seed, template, level, "train")
-                    spec = pack.hidden_reference_spec
-                    seen.setdefault(pack.paper.title, []).append(
-                        Choices(
-                            spec.technique,
-                            tuple(spec.required_elements),
-                            tuple(spec.original_controls),
-                            spec.sample_size,
-                        )
-                    )
+        for pack in train_packs(seeds, templates, difficulties):
+            spec = pack.hidden_reference_spec
+            seen.setdefault(pack.paper.title, []).append(
+                Choices(
+                    spec.technique,
+                    tuple(spec.required_elements),
+                    tuple(spec.original_controls),
+                    spec.sample_size,
+                )
+            )
         self.table = {key: _most_often(plays) for key, plays in seen.items()}
 
     def choices(self, observation: ScientistObservation) -> Choices | None:
         return self.table.get(observation.paper.title) or every_candidate(observation)
+
+
+def train_packs(
+    seeds: Iterable[int], templates: Iterable[str] | None = None, difficulties: Iterable[str] = DIFFICULTIES
+) -> Iterator[NormalizedScenarioPack]:
+    """The train split's packs of `seeds` for every template (every registered one unless given)
+    and difficulty: all that a probe fitted on train may read."""
+    levels, chosen = tuple(difficulties), tuple(seeds)
+    for template in templates or template_names():
+        for seed in chosen:
+            for level in levels:
+                yield generate_scenario(seed, template, level, "train")
 
 
 def _most_often(plays: list[Choices]) -> Choices:

@@ -21,39 +21,76 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
+from typing import NamedTuple
 
-from replicalab.baselines.policies.probes import Choices, PublicReaderScientist
+from replicalab.baselines.policies.probes import Choices, PublicReaderScientist, train_packs
 from replicalab.envs.features import CUE_FIELDS, cue_row
 from replicalab.episode import Episode
 from replicalab.models import Paper, ScientistAction, ScientistObservation
 from replicalab.reading import cues
-from replicalab.scenarios import DIFFICULTIES, generate_scenario, template_names
 from replicalab.scenarios.generator import paper_facts
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import NEGATIONS, mentions, sentences, words
 
 
-class ExactNameScientist(PublicReaderScientist):
-    """Claims each candidate named verbatim in a sentence without a negation word."""
+class ClaimingScientist(PublicReaderScientist):
+    """A reader that decides each candidate alone (`claims`): it claims the candidate elements
+    and controls it passes, and the first technique it passes (else the first listed)."""
 
-    name = "exact-name"
+    name = "claiming"
+
+    def claims(self, paper: Paper, name: str) -> bool:
+        raise NotImplementedError
 
     def choices(self, observation: ScientistObservation) -> Choices:
-        plain = [s for s in sentences(observation.paper.method) if not set(words(s)) & NEGATIONS]
-
-        def named(names: list[str]) -> tuple[str, ...]:
-            return tuple(n for n in names if any(mentions(n, s) for s in plain))
-
         c = observation.candidates
+
+        def claimed(names: list[str]) -> tuple[str, ...]:
+            return tuple(n for n in names if self.claims(observation.paper, n))
+
         return Choices(
-            (*named(c.techniques), *c.techniques, None)[0],
-            named(c.elements),
-            named(c.controls),
+            (*claimed(c.techniques), *c.techniques, None)[0],
+            claimed(c.elements),
+            claimed(c.controls),
             observation.paper.reported_sample_size,
         )
 
 
-class SingleCueScientist(PublicReaderScientist):
+class ExactNameScientist(ClaimingScientist):
+    """Claims each candidate named verbatim in a sentence without a negation word."""
+
+    name = "exact-name"
+
+    def claims(self, paper: Paper, name: str) -> bool:
+        return any(mentions(name, s) for s in _plain(paper.method))
+
+
+@lru_cache(maxsize=256)  # one method is read for each of its candidates
+def _plain(method: str) -> tuple[str, ...]:
+    """The sentences of `method` without a negation word."""
+    return tuple(s for s in sentences(method) if not set(words(s)) & NEGATIONS)
+
+
+class CueRule(NamedTuple):
+    """A fixed rule on one cue column: claim when it is at least `threshold` (or, `below`, under)."""
+
+    field: str
+    threshold: float
+    below: bool
+
+
+_STEPS = {"mentions": (0.25, 0.5, 0.75, 1.0), "partial": (0.5, 0.75, 1.0)}  # the others are 0 or 1
+SINGLE_CUE_RULES = tuple(
+    CueRule(field, threshold, below)
+    for field in CUE_FIELDS
+    for threshold in _STEPS.get(field, (1.0,))
+    for below in (False, True)
+)
+"""Every fixed rule on one cue column: each step of a graded column, either way."""
+
+
+class SingleCueScientist(ClaimingScientist):
     """Claims each candidate whose cue column `field` (as the observation carries it) is at
     least `threshold`, or with `below` under it, and the first technique so claimed."""
 
@@ -69,19 +106,6 @@ class SingleCueScientist(PublicReaderScientist):
         """Whether the rule claims the candidate `name` of `paper`."""
         value = cue_row(cues(paper, name))[self.column]
         return value < self.threshold if self.below else value >= self.threshold
-
-    def choices(self, observation: ScientistObservation) -> Choices:
-        c = observation.candidates
-
-        def claimed(names: list[str]) -> tuple[str, ...]:
-            return tuple(n for n in names if self.claims(observation.paper, n))
-
-        return Choices(
-            (*claimed(c.techniques), *c.techniques, None)[0],
-            claimed(c.elements),
-            claimed(c.controls),
-            observation.paper.reported_sample_size,
-        )
 
 
 _Key = tuple[str, int, int]  # (kind, position in its list, words in its name)
@@ -101,16 +125,13 @@ class PriorScientist(PublicReaderScientist):
         super().__init__()
         drawn: Counter[_Key] = Counter()
         seen: Counter[_Key] = Counter()
-        for template in template_names():
-            for seed in seeds:
-                for level in DIFFICULTIES:
-                    pack = generate_scenario(seed, template, level, "train")
-                    spec, c = pack.hidden_reference_spec, pack.candidates
-                    used = {spec.technique, *spec.required_elements, *spec.original_controls}
-                    for kind, names in (("t", c.techniques), ("e", c.elements), ("c", c.controls)):
-                        for name, key in _keys(kind, names):
-                            seen[key] += 1
-                            drawn[key] += name in used
+        for pack in train_packs(seeds):
+            spec, c = pack.hidden_reference_spec, pack.candidates
+            used = {spec.technique, *spec.required_elements, *spec.original_controls}
+            for kind, names in (("t", c.techniques), ("e", c.elements), ("c", c.controls)):
+                for name, key in _keys(kind, names):
+                    seen[key] += 1
+                    drawn[key] += name in used
         self.rate = {key: drawn[key] / seen[key] for key in seen}
 
     def choices(self, observation: ScientistObservation) -> Choices:

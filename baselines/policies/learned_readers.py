@@ -1,0 +1,308 @@
+"""Readers fitted on the train split: the cheap rules a user who holds the train papers and their
+recorded facts (`paper_facts`: what each sentence says of each candidate) would fit first, to be
+measured on held-out papers. Each decides a candidate alone (`claims`); `FittedReaderScientist`
+plays one with the public reader's negotiation.
+
+- `FrameTable`: a sentence-frame reader. It learns a synonym table by aligning each train
+  candidate's name with the words its sentence says it in, then the meaning of every sentence
+  frame (the sentence with the candidate cut out) that train sentences use; a sentence in a
+  frame it never saw goes to its fallback, a `WordModel`.
+- `WordModel`: a negation-aware bag of words (a word after a negation word in its clause counts
+  as another word), a logistic regression of a sentence's meaning for a candidate it mentions;
+  `positional` adds each word again joined with where the candidate stands against the
+  sentence's first "and" (what reading "the former" / "the latter" takes).
+- `CueProbe`: a logistic regression of "some sentence says the study used it" on a candidate's
+  cue columns (`CUE_FIELDS`, as the structured observation carries them), `pairs` adding their
+  pairwise products; `best_single_cue` picks the fixed one-column rule most often right on train.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from itertools import combinations
+from typing import Protocol
+
+import numpy as np
+
+from replicalab.baselines.policies.logistic import Logistic, fit_logistic
+from replicalab.baselines.policies.readers import SINGLE_CUE_RULES, ClaimingScientist, CueRule
+from replicalab.envs.features import CUE_FIELDS, cue_row
+from replicalab.models import Paper
+from replicalab.reading import PARTIAL, cues
+from replicalab.scenarios import NormalizedScenarioPack
+from replicalab.scenarios.generator import paper_facts
+from replicalab.scenarios.wording import MEANINGS, Fact
+from replicalab.text import NEGATIONS, content_words, words
+
+Tokens = tuple[str, ...]
+SLOT = "{X}"  # where a frame holds its candidate
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+_CLAUSE_END = re.compile(r"[,;:]")
+
+
+@lru_cache(maxsize=256)  # one method is read for each of its candidates
+def method_sentences(method: str) -> tuple[str, ...]:
+    """The sentences of a method, split where a sentence ends and a capital opens the next."""
+    return tuple(_SENTENCE_END.split(method))
+
+
+def train_facts(packs: Iterable[NormalizedScenarioPack]) -> list[Fact]:
+    """Every recorded fact of `packs`, refused unless every pack is of the train split."""
+    facts: list[Fact] = []
+    for pack in packs:
+        if pack.split != "train":
+            raise ValueError(f"packs: {pack.scenario_id} is not of the train split")
+        facts.extend(paper_facts(pack))
+    return facts
+
+
+class Claims(Protocol):
+    """A fitted rule that decides whether the study used one candidate of a paper."""
+
+    def claims(self, paper: Paper, name: str) -> bool: ...
+
+
+class FittedReaderScientist(ClaimingScientist):
+    """Claims what the fitted `rule` claims; negotiates as the public reader does."""
+
+    def __init__(self, rule: Claims, name: str) -> None:
+        super().__init__()
+        self.rule, self.name = rule, name
+
+    def claims(self, paper: Paper, name: str) -> bool:
+        return self.rule.claims(paper, name)
+
+
+class _SentenceReader:
+    """A reader of sentence meanings: it claims a candidate some sentence reads as used."""
+
+    _seen: dict[tuple[str, str], bool]
+
+    def meaning(self, sentence: str, name: str) -> str | None:
+        raise NotImplementedError
+
+    def claims(self, paper: Paper, name: str) -> bool:
+        key = (paper.method, name)
+        if key not in self._seen:
+            said = (self.meaning(s, name) for s in method_sentences(paper.method))
+            self._seen[key] = any(m == "used" for m in said)
+        return self._seen[key]
+
+
+@dataclass(frozen=True, eq=True)
+class WordModel(_SentenceReader):
+    """A sentence's meaning for a candidate it mentions, from the sentence's words (see the
+    module); None for a sentence that shares under `PARTIAL` of the candidate's content words."""
+
+    vocabulary: dict[str, int]
+    model: Logistic
+    positional: bool
+    _seen: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def fit(cls, facts: list[Fact], positional: bool = False, min_count: int = 2) -> WordModel:
+        """Fitted on `facts`: the words seen at least `min_count` times, each fact one row."""
+        counts = Counter(w for f in facts for w in set(_bag(f.sentence, f.candidate, positional)))
+        vocabulary = {w: i for i, w in enumerate(sorted(w for w, n in counts.items() if n >= min_count))}
+        rows = np.array([_encode(vocabulary, _bag(f.sentence, f.candidate, positional)) for f in facts])
+        return cls(vocabulary, fit_logistic(rows, [f.meaning for f in facts]), positional)
+
+    def meaning(self, sentence: str, name: str) -> str | None:
+        wanted = content_words(name)
+        if not wanted or len(wanted & set(words(sentence))) < PARTIAL * len(wanted):
+            return None
+        row = _encode(self.vocabulary, _bag(sentence, name, self.positional))
+        return self.model.predict(row[None, :])[0]
+
+
+def _bag(sentence: str, name: str, positional: bool) -> list[str]:
+    """The sentence's words but the candidate's own, a word after a negation word in its clause
+    marked "not_"; with `positional`, where the candidate stands against the first "and"."""
+    own = content_words(name)
+    bag: list[str] = []
+    for clause in _CLAUSE_END.split(sentence):
+        negated = False
+        for w in words(clause):
+            if w in own:
+                continue
+            bag.append(f"not_{w}" if negated and w not in NEGATIONS else w)
+            negated = negated or w in NEGATIONS
+    if not positional:
+        return bag
+    tokens = words(sentence)
+    at = next((i for i, w in enumerate(tokens) if w in own), len(tokens))
+    pair = tokens.index("and") if "and" in tokens else -1
+    where = "no-and" if pair < 0 else "before-and" if at < pair else "after-and"
+    return [*bag, *(f"{where}:{w}" for w in bag)]
+
+
+def _encode(vocabulary: dict[str, int], bag: list[str]) -> np.ndarray:
+    row = np.zeros(len(vocabulary))
+    for w in bag:
+        if w in vocabulary:
+            row[vocabulary[w]] = 1.0
+    return row
+
+
+@dataclass(frozen=True, eq=True)
+class FrameTable(_SentenceReader):
+    """The sentence-frame reader (see the module)."""
+
+    synonyms: dict[str, str]  # a name's word -> the word train sentences say instead
+    frames: dict[Tokens, str]  # a frame (`SLOT` where the candidate stood) -> its meaning on train
+    fallback: WordModel
+    _seen: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def fit(cls, facts: list[Fact], fallback: WordModel) -> FrameTable:
+        synonyms = _learn_synonyms(facts)
+        said: dict[Tokens, Counter[str]] = {}
+        for f in facts:
+            frame = _frame_of(words(f.sentence), _surfaces(words(f.candidate), synonyms))
+            if frame is not None:
+                said.setdefault(frame, Counter())[f.meaning] += 1
+        frames = {frame: _majority(counts) for frame, counts in sorted(said.items())}
+        return cls(synonyms, frames, fallback)
+
+    def meaning(self, sentence: str, name: str) -> str | None:
+        frame = _frame_of(words(sentence), _surfaces(words(name), self.synonyms))
+        if frame is not None and frame in self.frames:
+            return self.frames[frame]
+        return self.fallback.meaning(sentence, name)
+
+
+def _majority(counts: Counter[str]) -> str:
+    return max(MEANINGS, key=lambda meaning: counts[meaning])
+
+
+def _surfaces(name: Tokens, synonyms: dict[str, str]) -> tuple[Tokens, ...]:
+    """How a sentence may say `name`: itself, with its words swapped by `synonyms`, without its
+    last word."""
+    swapped = tuple(synonyms.get(w, w) for w in name)
+    return (name, swapped, name[:-1] if len(name) > 1 else name)
+
+
+def _find(phrase: Tokens, tokens: Tokens) -> int | None:
+    n = len(phrase)
+    return next((i for i in range(len(tokens) - n + 1) if tokens[i : i + n] == phrase), None) if n else None
+
+
+def _frame_of(tokens: Tokens, surfaces: tuple[Tokens, ...]) -> Tokens | None:
+    """`tokens` with the first surface found cut out for `SLOT`; None when none is."""
+    for surface in surfaces:
+        at = _find(surface, tokens)
+        if at is not None:
+            return (*tokens[:at], SLOT, *tokens[at + len(surface) :])
+    return None
+
+
+def _learn_synonyms(facts: list[Fact]) -> dict[str, str]:
+    """Word swaps read off the train facts whose sentence does not hold the name itself: by the
+    window of the sentence that keeps most of the name's words in place, or, where none keeps
+    half, by a frame another fact showed (prefix + name + suffix)."""
+    pairs: Counter[tuple[str, str]] = Counter()
+    frames: set[Tokens] = set()
+    unplaced: list[tuple[Tokens, Tokens]] = []
+    for f in facts:
+        name, tokens = words(f.candidate), words(f.sentence)
+        at = _find(name, tokens)
+        short = _find(name[:-1], tokens) if at is None and len(name) > 1 else None
+        if short is not None:
+            frames.add((*tokens[:short], SLOT, *tokens[short + len(name) - 1 :]))
+            continue
+        at = _aligned(name, tokens) if at is None else at
+        if at is None:
+            unplaced.append((name, tokens))
+            continue
+        frames.add((*tokens[:at], SLOT, *tokens[at + len(name) :]))
+        pairs.update(zip(name, tokens[at : at + len(name)], strict=True))
+    for name, tokens in unplaced:
+        at = _by_frame(name, tokens, frames)
+        if at is not None:
+            pairs.update(zip(name, tokens[at : at + len(name)], strict=True))
+    best: dict[str, tuple[int, str]] = {}
+    for (word, said), n in sorted(pairs.items()):
+        if word != said and n > best.get(word, (0, ""))[0]:
+            best[word] = (n, said)
+    return {word: said for word, (_, said) in sorted(best.items())}
+
+
+def _aligned(name: Tokens, tokens: Tokens) -> int | None:
+    """The start of the window of `tokens` that keeps the most of `name`'s words in place, when
+    it keeps at least half of them."""
+    n = len(name)
+    kept = [
+        sum(a == b for a, b in zip(name, tokens[i : i + n], strict=True)) for i in range(len(tokens) - n + 1)
+    ]
+    if not kept or 2 * max(kept) < n or max(kept) == 0:
+        return None
+    return kept.index(max(kept))
+
+
+def _by_frame(name: Tokens, tokens: Tokens, frames: set[Tokens]) -> int | None:
+    """Where `name`'s stand-in starts, when `tokens` are a known frame around as many words."""
+    for frame in sorted(frames):
+        cut = frame.index(SLOT)
+        before, after = frame[:cut], frame[cut + 1 :]
+        if (
+            len(tokens) == len(before) + len(name) + len(after)
+            and tokens[: len(before)] == before
+            and tokens[len(tokens) - len(after) :] == after
+        ):
+            return len(before)
+    return None
+
+
+def cue_rows(packs: Iterable[NormalizedScenarioPack]) -> tuple[np.ndarray, list[bool]]:
+    """Every candidate of the train `packs` as its cue columns, and whether some sentence of
+    its method says the study used it."""
+    rows: list[tuple[float, ...]] = []
+    labels: list[bool] = []
+    for pack in packs:
+        used = {f.candidate for f in train_facts([pack]) if f.meaning == "used"}
+        c = pack.candidates
+        for name in (*c.techniques, *c.elements, *c.controls):
+            rows.append(cue_row(cues(pack.paper, name)))
+            labels.append(name in used)
+    return np.array(rows), labels
+
+
+@dataclass(frozen=True, eq=True)
+class CueProbe:
+    """A logistic regression on the cue columns (see the module)."""
+
+    model: Logistic
+    pairs: bool
+
+    @classmethod
+    def fit(cls, rows: np.ndarray, labels: list[bool], pairs: bool = False) -> CueProbe:
+        named = ["used" if label else "other" for label in labels]
+        return cls(fit_logistic(_widened(rows, pairs), named), pairs)
+
+    def claims(self, paper: Paper, name: str) -> bool:
+        row = _widened(np.array([cue_row(cues(paper, name))]), self.pairs)
+        return self.model.predict(row)[0] == "used"
+
+
+def _widened(rows: np.ndarray, pairs: bool) -> np.ndarray:
+    if not pairs:
+        return rows
+    products = [rows[:, i] * rows[:, j] for i, j in combinations(range(len(CUE_FIELDS)), 2)]
+    return np.column_stack([rows, *products])
+
+
+def best_single_cue(rows: np.ndarray, labels: list[bool]) -> CueRule:
+    """The one-column rule of `SINGLE_CUE_RULES` right on the most train candidates (ties: the
+    first listed)."""
+    truth = np.array(labels)
+
+    def right(rule: CueRule) -> int:
+        column = rows[:, CUE_FIELDS.index(rule.field)]
+        claimed = column < rule.threshold if rule.below else column >= rule.threshold
+        return int(np.sum(claimed == truth))
+
+    return max(SINGLE_CUE_RULES, key=right)
