@@ -5,7 +5,7 @@ technique, controls, the elements the rationale addresses and a sample size put 
 than the judge's full-credit duration, then fitted to the brief's bounds: its sample-size range,
 the lab's staff (the staff terms are the lab's fixed rule), then its budget at the prices the
 Scientist knows (the duration and sample size that earn the most rigor within it). They differ
-in how they negotiate (`_Planner`: ask first or propose at once; accept, adopt the lab's
+in how they negotiate (`Planner`: ask first or propose at once; accept, adopt the lab's
 counter-proposal, or revise with what the lab said) and in where the text choices come from:
 
 - `PublicReaderScientist` reads the paper's method (`replicalab.reading`) and takes the sample
@@ -165,7 +165,7 @@ Opening = Literal["ask", "propose"]
 Answer = Literal["accept", "adopt", "revise"]
 
 
-class _Planner:
+class Planner:
     """A Scientist that plans from its own choices (`choices`; None: the baseline's opening) and
     negotiates in one of the reference styles:
 
@@ -234,7 +234,7 @@ def _protocol_of(action: ScientistAction) -> Protocol:
     return Protocol(**action.model_dump(exclude={"action_type", "questions"}))
 
 
-class PublicReaderScientist(_Planner):
+class PublicReaderScientist(Planner):
     """Plans from what the paper's method affirms and the sample size its finding reports. By
     default it plays the best public-information negotiation found: ask what the lab charges,
     propose the plan that fits at those prices, revise with whatever the reply teaches."""
@@ -250,7 +250,7 @@ class PublicReaderScientist(_Planner):
         return Choices(technique, reading.elements, reading.controls, observation.paper.reported_sample_size)
 
 
-class BlindScientist(_Planner):
+class BlindScientist(Planner):
     """Does not read the paper: claims every candidate element and control, takes the first
     technique and the reported sample size, and negotiates as the public reader does. What it
     scores is what the task gives without reading."""
@@ -271,7 +271,7 @@ def every_candidate(observation: ScientistObservation) -> Choices:
     return Choices(technique, tuple(c.elements), tuple(c.controls), observation.paper.reported_sample_size)
 
 
-class MemorizerScientist(_Planner):
+class MemorizerScientist(Planner):
     """Plays, for a paper it was fitted on, the choices its study made most often; otherwise the
     blind policy's. Fitted on the train split's packs of `seeds` (every registered template and
     difficulty unless given)."""

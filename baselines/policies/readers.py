@@ -24,7 +24,13 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
-from replicalab.baselines.policies.probes import Choices, PublicReaderScientist, train_packs
+from replicalab.baselines.policies.probes import (
+    Answer,
+    Choices,
+    Opening,
+    PublicReaderScientist,
+    train_packs,
+)
 from replicalab.envs.features import CUE_FIELDS, cue_row
 from replicalab.episode import Episode
 from replicalab.models import Paper, ScientistAction, ScientistObservation
@@ -117,15 +123,16 @@ def _keys(kind: str, names: list[str]) -> list[tuple[str, _Key]]:
 
 class PriorScientist(PublicReaderScientist):
     """Claims the candidates whose (position, name length) the train split's studies drew at
-    least half the time, and the technique drawn most often at its key. Fitted on `seeds`."""
+    least half the time, and the technique drawn most often at its key. Fitted on the train packs
+    of `seeds` (and `templates`: every registered one unless given)."""
 
     name = "prior"
 
-    def __init__(self, seeds: Iterable[int] = range(40)) -> None:
+    def __init__(self, seeds: Iterable[int] = range(40), templates: Iterable[str] | None = None) -> None:
         super().__init__()
         drawn: Counter[_Key] = Counter()
         seen: Counter[_Key] = Counter()
-        for pack in train_packs(seeds):
+        for pack in train_packs(seeds, templates):
             spec, c = pack.hidden_reference_spec, pack.candidates
             used = {spec.technique, *spec.required_elements, *spec.original_controls}
             for kind, names in (("t", c.techniques), ("e", c.elements), ("c", c.controls)):
@@ -154,8 +161,8 @@ class PublicOracleScientist(PublicReaderScientist):
 
     name = "public-oracle"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, opening: Opening = "ask", answer: Answer = "revise") -> None:
+        super().__init__(opening, answer)
         self._pack: NormalizedScenarioPack | None = None
 
     def act(self, episode: Episode) -> ScientistAction:
