@@ -28,7 +28,7 @@ from replicalab.baselines.policies.probes import Answer, MemorizerScientist, tra
 from replicalab.baselines.policies.readers import CueRule, PriorScientist
 from replicalab.scenarios import DIFFICULTIES
 
-FACTORS = tuple(round(1.0 + 0.1 * k, 1) for k in range(15))  # 1.0 to 2.4 × the reported sample size
+FACTORS = tuple(round(0.6 + 0.1 * k, 1) for k in range(19))  # 0.6 to 2.4 × the reported sample size
 
 
 @dataclass(frozen=True)
@@ -47,8 +47,9 @@ class Fitted:
     prior: PriorScientist = field(compare=False)  # its `rate`
 
 
-def fit(seeds: Sequence[int], templates: Sequence[str]) -> Fitted:
-    """Every class fitted on the train packs of `seeds` × `templates` × every difficulty."""
+def fit(seeds: Sequence[int], templates: Sequence[str], factors: Sequence[float] = FACTORS) -> Fitted:
+    """Every class fitted on the train packs of `seeds` × `templates` × every difficulty, the
+    opening rules choosing among `factors`."""
     packs = list(train_packs(seeds, templates))
     facts = train_facts(packs)
     positional = WordModel.fit(facts, positional=True)
@@ -60,21 +61,23 @@ def fit(seeds: Sequence[int], templates: Sequence[str]) -> Fitted:
         probe=CueProbe.fit(rows, labels),
         pair_probe=CueProbe.fit(rows, labels, pairs=True),
         single_cue=best_single_cue(rows, labels),
-        accept_factors=best_factors("accept", seeds, templates),
-        revise_factors=best_factors("revise", seeds, templates),
+        accept_factors=best_factors("accept", seeds, templates, factors),
+        revise_factors=best_factors("revise", seeds, templates, factors),
         memorizer=MemorizerScientist(seeds, templates),
         prior=PriorScientist(seeds, templates),
     )
 
 
-def best_factors(answer: Answer, seeds: Sequence[int], templates: Sequence[str]) -> dict[str, float]:
-    """Per difficulty, the opening factor of `FACTORS` under which `OpeningRuleScientist` with
+def best_factors(
+    answer: Answer, seeds: Sequence[int], templates: Sequence[str], factors: Sequence[float] = FACTORS
+) -> dict[str, float]:
+    """Per difficulty, the opening factor of `factors` under which `OpeningRuleScientist` with
     `answer` scores the most on the train split's episodes of `seeds` (ties: the smaller)."""
     best: dict[str, float] = {}
     for level in DIFFICULTIES:
         grid = Grid.of(templates=list(templates), difficulties=[level], seeds=list(seeds))
-        scores = [_mean_score(grid, factor, answer) for factor in FACTORS]
-        best[level] = FACTORS[scores.index(max(scores))]
+        scores = [_mean_score(grid, factor, answer) for factor in factors]
+        best[level] = factors[scores.index(max(scores))]
     return best
 
 
