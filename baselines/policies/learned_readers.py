@@ -8,7 +8,7 @@ plays one with the public reader's negotiation.
   frame (the sentence with the candidate cut out) that train sentences use; a sentence in a
   frame it never saw goes to its fallback, a `WordModel`.
 - `WordModel`: a negation-aware bag of words (a word after a negation word in its clause counts
-  as another word), a logistic regression of a sentence's meaning for a candidate it mentions;
+  as another word, and a negation word just before the candidate is a feature of its own), a logistic regression of a sentence's meaning for a candidate it mentions;
   `positional` adds each word again joined with where the candidate stands against the
   sentence's first "and" (what reading "the former" / "the latter" takes).
 - `CueProbe`: a logistic regression of "some sentence says the study used it" on a candidate's
@@ -42,6 +42,7 @@ Tokens = tuple[str, ...]
 SLOT = "{X}"  # where a frame holds its candidate
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _CLAUSE_END = re.compile(r"[,;:]")
+_NEGATION_REACH = 3  # words before a candidate that a negation word still governs
 
 
 @lru_cache(maxsize=256)  # one method is read for each of its candidates
@@ -124,6 +125,8 @@ def _bag(sentence: str, name: str, positional: bool) -> list[str]:
     marked "not_"; with `positional`, where the candidate stands against the first "and"."""
     own = content_words(name)
     bag: list[str] = []
+    if _negated(words(sentence), own):
+        bag.append("@negated")
     for clause in _CLAUSE_END.split(sentence):
         negated = False
         for w in words(clause):
@@ -138,6 +141,13 @@ def _bag(sentence: str, name: str, positional: bool) -> list[str]:
     pair = tokens.index("and") if "and" in tokens else -1
     where = "no-and" if pair < 0 else "before-and" if at < pair else "after-and"
     return [*bag, *(f"{where}:{w}" for w in bag)]
+
+
+def _negated(tokens: Tokens, own: frozenset[str]) -> bool:
+    """Whether a negation word stands within `_NEGATION_REACH` words before the candidate's
+    first word in the sentence."""
+    at = next((i for i, w in enumerate(tokens) if w in own), None)
+    return at is not None and any(w in NEGATIONS for w in tokens[max(0, at - _NEGATION_REACH) : at])
 
 
 def _encode(vocabulary: dict[str, int], bag: list[str]) -> np.ndarray:
@@ -169,7 +179,12 @@ class FrameTable(_SentenceReader):
         return cls(synonyms, frames, fallback)
 
     def meaning(self, sentence: str, name: str) -> str | None:
-        frame = _frame_of(words(sentence), _surfaces(words(name), self.synonyms))
+        tokens, own = words(sentence), words(name)
+        frame = _frame_of(tokens, _surfaces(own, self.synonyms))
+        if frame is None and not set(own).isdisjoint(tokens):
+            at = _by_frame(own, tokens, self.frames)  # a known frame around a stand-in
+            if at is not None and not set(own).isdisjoint(tokens[at : at + len(own)]):
+                frame = (*tokens[:at], SLOT, *tokens[at + len(own) :])
         if frame is not None and frame in self.frames:
             return self.frames[frame]
         return self.fallback.meaning(sentence, name)
@@ -220,8 +235,9 @@ def _learn_synonyms(facts: list[Fact]) -> dict[str, str]:
             continue
         frames.add((*tokens[:at], SLOT, *tokens[at + len(name) :]))
         pairs.update(zip(name, tokens[at : at + len(name)], strict=True))
+    known = sorted(frames)
     for name, tokens in unplaced:
-        at = _by_frame(name, tokens, frames)
+        at = _by_frame(name, tokens, known)
         if at is not None:
             pairs.update(zip(name, tokens[at : at + len(name)], strict=True))
     best: dict[str, tuple[int, str]] = {}
@@ -243,9 +259,10 @@ def _aligned(name: Tokens, tokens: Tokens) -> int | None:
     return kept.index(max(kept))
 
 
-def _by_frame(name: Tokens, tokens: Tokens, frames: set[Tokens]) -> int | None:
-    """Where `name`'s stand-in starts, when `tokens` are a known frame around as many words."""
-    for frame in sorted(frames):
+def _by_frame(name: Tokens, tokens: Tokens, frames: Iterable[Tokens]) -> int | None:
+    """Where `name`'s stand-in starts, when `tokens` are one of `frames` (the first that fits)
+    around as many words."""
+    for frame in frames:
         cut = frame.index(SLOT)
         before, after = frame[:cut], frame[cut + 1 :]
         if (
