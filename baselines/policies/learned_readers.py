@@ -179,12 +179,7 @@ class FrameTable(_SentenceReader):
         return cls(synonyms, frames, fallback)
 
     def meaning(self, sentence: str, name: str) -> str | None:
-        tokens, own = words(sentence), words(name)
-        frame = _frame_of(tokens, _surfaces(own, self.synonyms))
-        if frame is None and not set(own).isdisjoint(tokens):
-            at = _by_frame(own, tokens, self.frames)  # a known frame around a stand-in
-            if at is not None and not set(own).isdisjoint(tokens[at : at + len(own)]):
-                frame = (*tokens[:at], SLOT, *tokens[at + len(own) :])
+        frame = _frame_of(words(sentence), _surfaces(words(name), self.synonyms))
         if frame is not None and frame in self.frames:
             return self.frames[frame]
         return self.fallback.meaning(sentence, name)
