@@ -59,11 +59,11 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(json_lines: bool, level: int = logging.INFO) -> None:
-    """Send the server's events, and uvicorn's own errors, to stderr in one format."""
+    """Send the server's events, and uvicorn's own warnings and errors, to stderr in one format."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonFormatter() if json_lines else TextFormatter())
-    for name in (LOGGER, "uvicorn.error"):
+    for name, at in ((LOGGER, level), ("uvicorn.error", max(level, logging.WARNING))):
         named = logging.getLogger(name)
         named.handlers[:] = [handler]
-        named.setLevel(level)
+        named.setLevel(at)
         named.propagate = False

@@ -35,6 +35,11 @@ class ReadyServer(uvicorn.Server):  # type: ignore[misc]
             if self.on_ready is not None:
                 self.on_ready(self.address)
 
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        events.event("server_stopping", open_sessions=len(self.config.app.state.sessions))
+        await super().shutdown(sockets)
+        events.event("server_stopped")
+
 
 def url_of(address: Address) -> str:
     host, port = address
@@ -48,7 +53,8 @@ def print_ready(address: Address) -> None:
 
 
 def serve(settings: ServerSettings, host: str, port: int, log_json: bool = False) -> None:
-    """Serve until SIGINT or SIGTERM (open requests get `settings.shutdown_timeout_s` to finish)."""
+    """Serve until SIGINT or SIGTERM (open requests get `settings.shutdown_timeout_s` to finish,
+    then uvicorn raises the signal again: the process ends as that signal ends it)."""
     events.configure(json_lines=log_json)
     server = ReadyServer(uvicorn_config(create_app(settings), settings, host, port), print_ready)
     events.event(
@@ -59,6 +65,5 @@ def serve(settings: ServerSettings, host: str, port: int, log_json: bool = False
         token=settings.token is not None,
     )
     server.run()
-    events.event("server_stopped")
     if not server.started:
         sys.exit(1)
