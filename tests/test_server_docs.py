@@ -55,3 +55,23 @@ def test_the_trl_style_loop_plays_whole_episodes(server: LoopbackServer) -> None
     total, verdict = namespace["play"](generate, 0)
     assert verdict == "round_limit" and len(prompts) == 6  # the default round limit
     assert total == namespace["play"](generate, 0)[0]  # same seed and moves, same return
+
+
+def test_the_page_names_every_error_code_and_serve_option_with_its_default() -> None:
+    import inspect
+
+    from replicalab.baselines.cli.serve import serve
+    from replicalab.baselines.server.models import ErrorCode
+
+    text = PAGE.read_text(encoding="utf-8")
+    assert {code.value for code in ErrorCode} <= set(re.findall(r"`([A-Z_]{5,})`", text))
+    defaults = {
+        "--" + name.replace("_", "-"): parameter.default
+        for name, parameter in inspect.signature(serve).parameters.items()
+    }
+    rows = re.findall(r"^\| `(--[a-z-]+)`[^|]*\| ([^|]+) \|", text, flags=re.M)
+    assert len(rows) >= 12
+    for option, default in rows:
+        assert option in defaults, option
+        if default.strip().isdigit():
+            assert defaults[option] == int(default), option

@@ -47,9 +47,13 @@ def test_every_request_but_health_needs_the_token(guarded: LoopbackServer) -> No
     for path in ("/schema", "/metadata", "/capacity"):
         refused = httpx.get(f"{guarded.url}{path}")
         assert (refused.status_code, refused.json()["error"]["code"]) == (401, "UNAUTHORIZED")
-    wrong = httpx.post(f"{guarded.url}/reset", json={}, headers={"Authorization": "Bearer wrong-token-of-16+"})
+    wrong = httpx.post(
+        f"{guarded.url}/reset", json={}, headers={"Authorization": "Bearer wrong-token-of-16+"}
+    )
     assert wrong.status_code == 401
-    bearer = httpx.post(f"{guarded.url}/reset", json={"seed": 1}, headers={"Authorization": f"Bearer {TOKEN}"})
+    bearer = httpx.post(
+        f"{guarded.url}/reset", json={"seed": 1}, headers={"Authorization": f"Bearer {TOKEN}"}
+    )
     assert bearer.status_code == 200
     basic = httpx.post(f"{with_token(guarded.url, TOKEN)}/reset", json={"seed": 1})
     assert basic.json() == bearer.json()

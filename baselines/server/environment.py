@@ -117,9 +117,6 @@ class ScientistServerEnv:
             log_sha256=self._digest,
         )
 
-    def close(self) -> None:
-        self.env.close()
-
     @staticmethod
     def get_metadata() -> EnvironmentMetadata:
         return METADATA

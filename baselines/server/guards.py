@@ -39,13 +39,14 @@ def client_of(scope: Scope) -> str:
 def presented_token(scope: Scope) -> str | None:
     """The token in `Authorization: Bearer TOKEN`, or the password of `Basic` credentials (what
     a client sends for a URL like `http://user:TOKEN@host`)."""
-    header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+    header = str(dict(scope["headers"]).get(b"authorization", b"").decode("latin-1"))
     kind, _, value = header.partition(" ")
     if kind.lower() == "bearer":
         return value.strip()
     if kind.lower() == "basic":
         try:
-            return base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")[2]
+            credentials = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+            return credentials.partition(":")[2]
         except (binascii.Error, UnicodeDecodeError):
             return None
     return None

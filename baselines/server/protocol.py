@@ -20,11 +20,11 @@ from replicalab.baselines.server.settings import ServerSettings
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
 
-class GuardedH11Protocol(H11Protocol):  # type: ignore[misc]
+class GuardedH11Protocol(H11Protocol):
     header_timeout_s = 10.0
     max_connections = 1024
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:
         self.opened_at = self.loop.time()
         self._header_timer: asyncio.TimerHandle | None = None
         super().connection_made(transport)

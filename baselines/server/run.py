@@ -18,7 +18,7 @@ from replicalab.baselines.server.settings import ServerSettings
 Address = tuple[str, int]
 
 
-class ReadyServer(uvicorn.Server):  # type: ignore[misc]
+class ReadyServer(uvicorn.Server):
     """uvicorn's server, calling `on_ready` with the address it bound (the port it was given,
     or the one the system chose for port 0) once it accepts connections."""
 

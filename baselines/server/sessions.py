@@ -104,7 +104,6 @@ class SessionTable:
         self._per_client[session.client] -= 1
         if not self._per_client[session.client]:
             del self._per_client[session.client]
-        session.env.close()
         events.event(
             "session_closed",
             session=session.tag,
