@@ -39,8 +39,12 @@ def serve(
     max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest body or WebSocket message.")] = 65536,
     max_rounds_limit: Annotated[int, typer.Option(min=2, help="Most rounds a session may ask for.")] = 20,
     max_step_cap: Annotated[int, typer.Option(min=1, help="Largest step cap a session may ask for.")] = 64,
-    splits: Annotated[list[str] | None, typer.Option(help="Splits served [train,validation].")] = None,
-    reward_configs: Annotated[list[str] | None, typer.Option(help="Presets served [all].")] = None,
+    splits: Annotated[
+        list[str] | None, typer.Option(help="Splits a session may ask for (default: train,validation).")
+    ] = None,
+    reward_configs: Annotated[
+        list[str] | None, typer.Option(help="Reward presets a session may ask for (default: every one).")
+    ] = None,
     templates: Annotated[
         list[str] | None, typer.Option("--templates", "-t", help="Default templates.")
     ] = None,
