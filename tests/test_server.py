@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,17 +20,26 @@ from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
 from replicalab.agents import build_baseline_scientist_action  # noqa: E402
-from replicalab.baselines.server.app import SESSION_HEADER, ServerSettings  # noqa: E402
 from replicalab.baselines.server.client import ReplicaLabClient, ServerError  # noqa: E402
+from replicalab.baselines.server.http_routes import NEW_SESSION, SESSION_HEADER  # noqa: E402
+from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction  # noqa: E402
+from replicalab.baselines.server.sessions import Session  # noqa: E402
+from replicalab.baselines.server.settings import ServerSettings  # noqa: E402
 from replicalab.envs.scientist_v1 import ScientistEnv  # noqa: E402
-from tests.live_server import LiveServer, free_port, live_server, server_command  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LiveServer]:
-    with live_server(ServerSettings(max_sessions=16)) as live:
+def server() -> Iterator[LoopbackServer]:
+    with serve_in_thread(ServerSettings(max_sessions=16)) as live:
         yield live
+
+
+def _served(server: LoopbackServer, episode_id: str) -> Session:
+    """The server's session playing the episode a client reset with `episode_id` (a WebSocket
+    session's id never leaves the server, so the test finds it by its episode)."""
+    (session,) = [s for s in server.sessions.sessions() if s.env.episode_id == episode_id]
+    return session
 
 
 def _wait_until(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
@@ -49,7 +57,9 @@ def _ask(ws: ClientConnection, message: object) -> dict[str, Any]:
     return reply
 
 
-def _baseline_actions(kwargs: dict[str, Any], seed: int) -> tuple[list[dict[str, Any]], str]:
+def _baseline_actions(
+    kwargs: dict[str, Any], seed: int, episode_id: str | None = None
+) -> tuple[list[dict[str, Any]], str]:
     """The baseline Scientist's moves in the local env's episode, and that episode's log JSON."""
     env = ScientistEnv(**kwargs)
     env.reset(seed=seed)
@@ -62,19 +72,21 @@ def _baseline_actions(kwargs: dict[str, Any], seed: int) -> tuple[list[dict[str,
             json.dumps(move) if kwargs["action_mode"] == "text" else move
         )
         done = terminated or truncated
-    return moves, env.episode.to_log().model_dump_json()
+    return moves, env.episode.to_log(episode_id).model_dump_json()
 
 
 # --------------------------------------------------------------------------- round trips, determinism
 
 
 @pytest.mark.parametrize("mode", ["structured", "text"])
-def test_an_episode_through_the_client_is_the_local_envs_byte_for_byte(server: LiveServer, mode: str) -> None:
+def test_an_episode_through_the_client_is_the_local_envs_byte_for_byte(
+    server: LoopbackServer, mode: str
+) -> None:
     config = EnvConfig(action_mode=mode, templates=["ml_benchmark"] if mode == "text" else None)
     for seed in (0, 7):
-        moves, local_log = _baseline_actions(config.env_kwargs(), seed)
+        moves, local_log = _baseline_actions(config.env_kwargs(), seed, f"{mode}-{seed}")
         with ReplicaLabClient(base_url=server.url).sync() as env:
-            result = env.reset(seed=seed, config=config.model_dump())
+            result = env.reset(seed=seed, config=config.model_dump(), episode_id=f"{mode}-{seed}")
             assert (result.observation.prompt is not None) == (mode == "text")
             assert ("system_prompt" in result.observation.info) == (mode == "text")
             for move in moves:
@@ -88,13 +100,15 @@ def test_an_episode_through_the_client_is_the_local_envs_byte_for_byte(server: L
             assert result.observation.info["verdict"] == json.loads(local_log)["verdict"]
             assert "judge" in result.observation.info
             state = env.state()
-            served = server.sessions.get(state.session_id).env.env.episode.to_log().model_dump_json()
+            served_env = _served(server, f"{mode}-{seed}").env
+            served = served_env.env.episode.to_log(served_env.episode_id).model_dump_json()
+        assert state.session_id is None  # a WebSocket session's id never leaves the server
         assert served == local_log
         assert state.log_sha256 == hashlib.sha256(local_log.encode()).hexdigest()
         assert state.step_count == len(moves)
 
 
-def test_structured_vectors_step_like_the_local_env(server: LiveServer) -> None:
+def test_structured_vectors_step_like_the_local_env(server: LoopbackServer) -> None:
     local = ScientistEnv()
     local_obs, _ = local.reset(seed=3)
     with ReplicaLabClient(base_url=server.url).sync() as env:
@@ -112,7 +126,7 @@ def test_structured_vectors_step_like_the_local_env(server: LiveServer) -> None:
                 break
 
 
-def test_the_env_codes_a_bad_move_as_locally_and_the_episode_goes_on(server: LiveServer) -> None:
+def test_the_env_codes_a_bad_move_as_locally_and_the_episode_goes_on(server: LoopbackServer) -> None:
     with ReplicaLabClient(base_url=server.url).sync() as env:
         env.reset(seed=1, config={"action_mode": "text"})
         result = env.step(ReplicaLabAction(text="I refuse to answer in JSON"))
@@ -125,13 +139,13 @@ def test_the_env_codes_a_bad_move_as_locally_and_the_episode_goes_on(server: Liv
         assert refused.value.code == "VALIDATION_ERROR"
 
 
-def test_http_sessions_play_like_websocket_ones(server: LiveServer) -> None:
+def test_http_sessions_play_like_websocket_ones(server: LoopbackServer) -> None:
     moves, local_log = _baseline_actions(EnvConfig().env_kwargs(), 11)
     with httpx.Client(base_url=server.url, timeout=10) as http:
-        opened = http.post("/reset", json={"seed": 11})
+        opened = http.post("/reset", json={"seed": 11}, headers={SESSION_HEADER: NEW_SESSION})
         assert opened.status_code == 200
         session = opened.headers[SESSION_HEADER]
-        assert opened.json()["session_id"] == session
+        assert set(opened.json()) == {"observation", "reward", "done"}  # OpenEnv's ResetResponse
         for move in moves:
             stepped = http.post("/step", json={"action": {"move": move}}, headers={SESSION_HEADER: session})
             assert stepped.status_code == 200
@@ -145,7 +159,7 @@ def test_http_sessions_play_like_websocket_ones(server: LiveServer) -> None:
         assert (gone.status_code, gone.json()["error"]["code"]) == (404, "UNKNOWN_SESSION")
 
 
-def test_schema_metadata_and_health(server: LiveServer) -> None:
+def test_schema_metadata_and_health(server: LoopbackServer) -> None:
     with httpx.Client(base_url=server.url, timeout=10) as http:
         schema = http.get("/schema").json()
         assert {"text", "move", "vector", "seat"} <= set(schema["action"]["properties"])
@@ -174,11 +188,11 @@ _BAD_MESSAGES: list[tuple[object, str]] = [
     ({"type": "reset", "data": {"config": {"max_rounds": 1}}}, "VALIDATION_ERROR"),
     ({"type": "reset", "data": {"config": {"action_mode": "telepathy"}}}, "VALIDATION_ERROR"),
     ({"type": "reset", "data": []}, "VALIDATION_ERROR"),
-    ("x" * ((1 << 20) + 1), "MESSAGE_TOO_LARGE"),
+    ("x" * (ServerSettings().max_body_bytes + 1), "MESSAGE_TOO_LARGE"),
 ]
 
 
-def test_every_bad_message_gets_a_typed_error_and_the_session_carries_on(server: LiveServer) -> None:
+def test_every_bad_message_gets_a_typed_error_and_the_session_carries_on(server: LoopbackServer) -> None:
     with connect(server.ws_url) as ws:
         assert _ask(ws, {"type": "step", "data": {"text": "{}"}})["data"]["code"] == "NOT_RESET"
         assert _ask(ws, {"type": "state"})["data"]["code"] == "NOT_RESET"
@@ -195,13 +209,17 @@ def test_every_bad_message_gets_a_typed_error_and_the_session_carries_on(server:
     assert _wait_until(lambda: len(server.sessions) == 0)
 
 
-def test_bad_http_requests_get_typed_errors(server: LiveServer) -> None:
+def test_bad_http_requests_get_typed_errors(server: LoopbackServer) -> None:
     with httpx.Client(base_url=server.url, timeout=10) as http:
-        session = http.post("/reset", json={}).headers[SESSION_HEADER]
+        new = {SESSION_HEADER: NEW_SESSION}
+        session = http.post("/reset", json={}, headers=new).headers[SESSION_HEADER]
+        too_large = b"x" * (ServerSettings().max_body_bytes + 1)
         cases = [
-            (http.post("/reset", content=b"{oops"), 400, "INVALID_JSON"),
-            (http.post("/reset", json={"seed": "one"}), 400, "VALIDATION_ERROR"),
-            (http.post("/step", json={"action": {"text": "{}"}}), 404, "UNKNOWN_SESSION"),
+            (http.post("/reset", content=b"{oops", headers=new), 400, "INVALID_JSON"),
+            (http.post("/reset", json={"seed": "one"}, headers=new), 422, "VALIDATION_ERROR"),
+            (http.post("/reset", json={"seed": "one"}), 422, "VALIDATION_ERROR"),
+            (http.post("/step", json={"action": {"text": "{}"}}), 400, "NO_SESSION"),
+            (http.get("/state"), 400, "NO_SESSION"),
             (
                 http.post("/step", json={"action": {"text": "{}"}}, headers={SESSION_HEADER: "guess"}),
                 404,
@@ -209,7 +227,7 @@ def test_bad_http_requests_get_typed_errors(server: LiveServer) -> None:
             ),
             (
                 http.post("/step", json={"act": {}}, headers={SESSION_HEADER: session}),
-                400,
+                422,
                 "VALIDATION_ERROR",
             ),
             (
@@ -220,21 +238,30 @@ def test_bad_http_requests_get_typed_errors(server: LiveServer) -> None:
                 "WRONG_SEAT",
             ),
             (
-                http.post("/step", content=b"x" * ((1 << 20) + 1), headers={SESSION_HEADER: session}),
+                http.post("/step", content=too_large, headers={SESSION_HEADER: session}),
                 413,
                 "MESSAGE_TOO_LARGE",
             ),
+            (
+                http.post(
+                    "/step",
+                    content=iter([too_large[:1000], too_large[1000:]]),
+                    headers={SESSION_HEADER: session},
+                ),
+                413,
+                "MESSAGE_TOO_LARGE",
+            ),  # chunked, no Content-Length
             (http.get("/state", headers={SESSION_HEADER: session + "x"}), 404, "UNKNOWN_SESSION"),
         ]
         for response, status, code in cases:
             assert (response.status_code, response.json()["error"]["code"]) == (status, code)
-        # a failed first reset opens no session
+        # a failed first reset opens no session, and a reset without a session keeps none
         assert http.get("/capacity").json()["active_sessions"] == 1
         http.post("/close", headers={SESSION_HEADER: session})
 
 
 def test_the_server_refuses_sessions_beyond_max_sessions_and_frees_closed_ones() -> None:
-    with live_server(ServerSettings(max_sessions=2)) as live:
+    with serve_in_thread(ServerSettings(max_sessions=2)) as live:
         first, second = connect(live.ws_url), connect(live.ws_url)
         for ws in (first, second):
             _ask(ws, {"type": "reset", "data": {"seed": 0}})
@@ -243,7 +270,7 @@ def test_the_server_refuses_sessions_beyond_max_sessions_and_frees_closed_ones()
             assert reply["data"]["code"] == "CAPACITY_REACHED"
             with pytest.raises(ConnectionClosed):
                 third.recv(timeout=10)
-        refused = httpx.post(f"{live.url}/reset", json={}, timeout=10)
+        refused = httpx.post(f"{live.url}/reset", json={}, headers={SESSION_HEADER: NEW_SESSION}, timeout=10)
         assert (refused.status_code, refused.json()["error"]["code"]) == (503, "CAPACITY_REACHED")
         first.close()
         assert _wait_until(lambda: len(live.sessions) == 1)
@@ -254,8 +281,9 @@ def test_the_server_refuses_sessions_beyond_max_sessions_and_frees_closed_ones()
 
 
 def test_idle_sessions_are_closed_and_freed() -> None:
-    with live_server(ServerSettings(idle_timeout_s=0.3)) as live:
-        session = httpx.post(f"{live.url}/reset", json={}, timeout=10).headers[SESSION_HEADER]
+    with serve_in_thread(ServerSettings(idle_timeout_s=0.3)) as live:
+        new = {SESSION_HEADER: NEW_SESSION}
+        session = httpx.post(f"{live.url}/reset", json={}, headers=new, timeout=10).headers[SESSION_HEADER]
         with connect(live.ws_url) as ws:
             _ask(ws, {"type": "reset", "data": {}})
             reply = json.loads(ws.recv(timeout=10))  # sent when the connection idled out
@@ -270,7 +298,7 @@ def test_idle_sessions_are_closed_and_freed() -> None:
 
 
 def test_a_client_that_stops_reading_is_dropped_and_the_server_keeps_serving() -> None:
-    with live_server(ServerSettings(send_timeout_s=0.3)) as live:
+    with serve_in_thread(ServerSettings(send_timeout_s=0.3)) as live:
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sock.connect(("127.0.0.1", int(live.url.rsplit(":", 1)[1])))
@@ -297,9 +325,10 @@ def test_a_client_that_stops_reading_is_dropped_and_the_server_keeps_serving() -
 # --------------------------------------------------------------------------- isolation and secrecy
 
 
-def test_sessions_are_isolated_and_their_ids_unguessable(server: LiveServer) -> None:
+def test_sessions_are_isolated_and_their_ids_unguessable(server: LoopbackServer) -> None:
     with httpx.Client(base_url=server.url, timeout=10) as http:
-        ids = [http.post("/reset", json={"seed": 2}).headers[SESSION_HEADER] for _ in range(4)]
+        new = {SESSION_HEADER: NEW_SESSION}
+        ids = [http.post("/reset", json={"seed": 2}, headers=new).headers[SESSION_HEADER] for _ in range(4)]
         assert len(set(ids)) == 4 and all(len(i) >= 43 for i in ids)  # 256 random bits each
         before = [http.get("/state", headers={SESSION_HEADER: i}).json() for i in ids]
         http.post("/step", json={"action": {"text": "nonsense"}}, headers={SESSION_HEADER: ids[0]})
@@ -309,14 +338,15 @@ def test_sessions_are_isolated_and_their_ids_unguessable(server: LiveServer) -> 
             http.post("/close", headers={SESSION_HEADER: i})
 
 
-def test_nothing_a_scientist_session_returns_holds_the_hidden_study(server: LiveServer) -> None:
+def test_nothing_a_scientist_session_returns_holds_the_hidden_study(server: LoopbackServer) -> None:
     probing = {"action_type": "request_info", "questions": ["What is the target metric of the reference?"]}
     checked = 0
     with connect(server.ws_url) as ws:
         for seed in range(12):
             config = {"action_mode": "text" if seed % 2 else "structured"}
-            replies = [_ask(ws, {"type": "reset", "data": {"seed": seed, "config": config}})]
-            session = server.sessions.get(_ask(ws, {"type": "state"})["data"]["session_id"])
+            reset = {"seed": seed, "config": config, "episode_id": f"secret-{seed}"}
+            replies = [_ask(ws, {"type": "reset", "data": reset})]
+            session = _served(server, f"secret-{seed}")
             episode = session.env.env.episode
             pack, hidden = episode.scenario, episode.scenario.hidden_reference_spec
             # what the paper, the goal or the candidates name is public by design
@@ -335,25 +365,3 @@ def test_nothing_a_scientist_session_returns_holds_the_hidden_study(server: Live
                 assert secret not in seen, (seed, secret)
             checked += len(secrets)
     assert checked > 12  # some element beyond the summaries was secret, and checked
-
-
-def test_the_serve_command_starts_a_server_that_answers_and_stops_on_a_signal() -> None:
-    port = free_port()
-    process = subprocess.Popen(
-        server_command(port, 2), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    try:
-
-        def healthy() -> bool:
-            try:
-                return httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200
-            except httpx.HTTPError:
-                return False
-
-        assert _wait_until(healthy, seconds=60), process.stderr
-        capacity = httpx.get(f"http://127.0.0.1:{port}/capacity", timeout=5).json()
-        assert capacity["max_sessions"] == 2
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-    assert process.returncode is not None

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 pytest.importorskip("openenv", reason="the server tests need the [server] extra (openenv-core)")
-from tests.live_server import LiveServer, live_server
+from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "serving.md"
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LiveServer]:
-    with live_server() as live:
+def server() -> Iterator[LoopbackServer]:
+    with serve_in_thread() as live:
         yield live
 
 
@@ -32,7 +32,7 @@ def test_the_page_has_both_snippets() -> None:
 
 
 def test_the_plain_client_snippet_plays_a_step(
-    server: LiveServer, capsys: pytest.CaptureFixture[str]
+    server: LoopbackServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     namespace: dict[str, Any] = {"BASE_WS": server.ws_url.removesuffix("/ws")}
     exec(_snippets()[0], namespace)
@@ -41,7 +41,7 @@ def test_the_plain_client_snippet_plays_a_step(
     assert "Round 1" in namespace["prompt"]
 
 
-def test_the_trl_style_loop_plays_whole_episodes(server: LiveServer) -> None:
+def test_the_trl_style_loop_plays_whole_episodes(server: LoopbackServer) -> None:
     namespace: dict[str, Any] = {"BASE_URL": server.url}
     exec(_snippets()[1], namespace)
     ask = json.dumps({"action_type": "request_info", "questions": ["What equipment is available?"]})
@@ -55,3 +55,23 @@ def test_the_trl_style_loop_plays_whole_episodes(server: LiveServer) -> None:
     total, verdict = namespace["play"](generate, 0)
     assert verdict == "round_limit" and len(prompts) == 6  # the default round limit
     assert total == namespace["play"](generate, 0)[0]  # same seed and moves, same return
+
+
+def test_the_page_names_every_error_code_and_serve_option_with_its_default() -> None:
+    import inspect
+
+    from replicalab.baselines.cli.serve import serve
+    from replicalab.baselines.server.models import ErrorCode
+
+    text = PAGE.read_text(encoding="utf-8")
+    assert {code.value for code in ErrorCode} <= set(re.findall(r"`([A-Z_]{5,})`", text))
+    defaults = {
+        "--" + name.replace("_", "-"): parameter.default
+        for name, parameter in inspect.signature(serve).parameters.items()
+    }
+    rows = re.findall(r"^\| `(--[a-z-]+)`[^|]*\| ([^|]+) \|", text, flags=re.M)
+    assert len(rows) >= 12
+    for option, default in rows:
+        assert option in defaults, option
+        if default.strip().isdigit():
+            assert defaults[option] == int(default), option

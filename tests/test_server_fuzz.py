@@ -3,6 +3,7 @@ end with no internal error, the server serving, and another session's episode in
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -15,10 +16,10 @@ from hypothesis import strategies as st
 from websockets.sync.client import ClientConnection, connect
 
 from replicalab.agents import build_baseline_scientist_action
-from replicalab.baselines.server.app import ServerSettings
+from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction, ResetOptions
+from replicalab.baselines.server.settings import ServerSettings
 from replicalab.envs.scientist_v1 import ScientistEnv
-from tests.live_server import LiveServer, live_server
 
 FUZZERS = 3
 
@@ -63,16 +64,16 @@ def _ask(ws: ClientConnection, message: str | bytes) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[LiveServer]:
-    with live_server(ServerSettings(max_sessions=FUZZERS + 1)) as live:
+def server() -> Iterator[LoopbackServer]:
+    with serve_in_thread(ServerSettings(max_sessions=FUZZERS + 1, unstepped_timeout_s=600)) as live:
         yield live
 
 
-def _fuzz(server: LiveServer, examples: int) -> None:
+def _fuzz(server: LoopbackServer, examples: int) -> None:
     local = ScientistEnv()
     local.reset(seed=5)
     with connect(server.ws_url) as victim:
-        _ask(victim, json.dumps({"type": "reset", "data": {"seed": 5}}))
+        _ask(victim, json.dumps({"type": "reset", "data": {"seed": 5, "episode_id": "victim"}}))
         fuzzers = [connect(server.ws_url) for _ in range(FUZZERS)]
         sent = 0
 
@@ -103,14 +104,18 @@ def _fuzz(server: LiveServer, examples: int) -> None:
             done = terminated or truncated
             _ask(victim, json.dumps({"type": "step", "data": {"move": move}}))
         state = _ask(victim, json.dumps({"type": "state"}))["data"]
-        served = server.sessions.get(state["session_id"]).env.env.episode.to_log()
-        assert served.model_dump_json() == local.episode.to_log().model_dump_json()
+        (session,) = [s for s in server.sessions.sessions() if s.env.episode_id == "victim"]
+        served = session.env.env.episode.to_log("victim").model_dump_json()
+        assert served == local.episode.to_log("victim").model_dump_json()
+        assert state["log_sha256"] == hashlib.sha256(served.encode()).hexdigest()
 
 
-def test_a_fuzz_of_the_protocol_leaves_the_server_and_other_sessions_intact(server: LiveServer) -> None:
+def test_a_fuzz_of_the_protocol_leaves_the_server_and_other_sessions_intact(server: LoopbackServer) -> None:
     _fuzz(server, examples=100)  # about 3,000 messages
 
 
 @pytest.mark.slow
-def test_a_long_fuzz_of_the_protocol_leaves_the_server_and_other_sessions_intact(server: LiveServer) -> None:
+def test_a_long_fuzz_of_the_protocol_leaves_the_server_and_other_sessions_intact(
+    server: LoopbackServer,
+) -> None:
     _fuzz(server, examples=1500)

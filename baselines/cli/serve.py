@@ -1,68 +1,115 @@
-"""`replicalab serve`: the OpenEnv server for the Scientist's seat (needs the `[server]` extra)."""
+"""`replicalab serve`: the OpenEnv server for the Scientist's seat (needs the `[server]` extra).
+
+The server package is imported when the command runs, never by the command line's own import."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from replicalab.baselines.cli.errors import USAGE, fail
 from replicalab.baselines.cli.options import split_names
+
+TOKEN_ENV = "REPLICALAB_TOKEN"
+
+_Host = Annotated[str, typer.Option(help="Address to listen on; beyond the loopback address needs --token.")]
+_Token = Annotated[
+    str | None,
+    typer.Option(
+        envvar=TOKEN_ENV, help="Shared secret every request but /health must send (16+ characters)."
+    ),
+]
 
 
 def serve(
-    host: Annotated[str, typer.Option(help="Address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port.")] = 8000,
-    max_sessions: Annotated[int, typer.Option(help="Sessions open at once; one more is refused.")] = 64,
+    host: _Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port (0: a free one, printed on the ready line).")] = 8000,
+    token: _Token = None,
+    max_sessions: Annotated[int, typer.Option(min=1, help="Sessions open at once.")] = 64,
+    max_sessions_per_client: Annotated[int, typer.Option(min=1, help="Sessions one address holds.")] = 32,
     idle_timeout: Annotated[
-        float, typer.Option(help="Seconds after which an idle session is closed.")
+        float, typer.Option(min=0.001, help="Seconds before an idle session closes.")
     ] = 300.0,
-    max_body_bytes: Annotated[int, typer.Option(help="Largest HTTP body or WebSocket message.")] = 1 << 20,
+    unstepped_timeout: Annotated[float, typer.Option(min=0.001, help="... one never stepped.")] = 30.0,
+    request_timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds for a request's head or body.")
+    ] = 10.0,
+    max_connections: Annotated[int, typer.Option(min=1, help="Open TCP connections.")] = 1024,
+    max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest body or WebSocket message.")] = 65536,
+    max_rounds_limit: Annotated[int, typer.Option(min=2, help="Most rounds a session may ask for.")] = 20,
+    max_step_cap: Annotated[int, typer.Option(min=1, help="Largest step cap a session may ask for.")] = 64,
+    splits: Annotated[
+        list[str] | None, typer.Option(help="Splits a session may ask for (default: train,validation).")
+    ] = None,
+    reward_configs: Annotated[
+        list[str] | None, typer.Option(help="Reward presets a session may ask for (default: every one).")
+    ] = None,
     templates: Annotated[
-        list[str] | None,
-        typer.Option("--templates", "-t", help="Default templates (comma-separated or repeated)."),
+        list[str] | None, typer.Option("--templates", "-t", help="Default templates.")
     ] = None,
     difficulties: Annotated[
-        list[str] | None, typer.Option("--difficulties", "-d", help="Default difficulties.")
+        list[str] | None, typer.Option("--difficulties", "-d", help="Default levels.")
     ] = None,
-    split: Annotated[str, typer.Option(help="Default split: train | validation | test.")] = "train",
+    split: Annotated[str, typer.Option(help="Default split.")] = "train",
     reward_config: Annotated[
-        str,
-        typer.Option("--reward-config", "-r", help="Default reward preset (sparse | default | potential)."),
+        str, typer.Option("--reward-config", "-r", help="Default reward preset.")
     ] = "default",
     max_rounds: Annotated[int, typer.Option(help="Default round limit.")] = 6,
     action_mode: Annotated[str, typer.Option(help="Default action mode: structured | text.")] = "structured",
+    log_json: Annotated[bool, typer.Option(help="Log JSON lines instead of text.")] = False,
 ) -> None:
     """Serve the Scientist's seat over OpenEnv's HTTP and WebSocket protocol (docs/serving.md).
 
-    The options give a session's defaults; a reset may ask for others (its `config`)."""
+    Prints a ready line with the address once it listens, then one log line per session event
+    and per refused request on stderr. SIGTERM or Ctrl-C stops it within a few seconds."""
+    options = dict(locals())
     try:
-        import uvicorn
-
-        from replicalab.baselines.server.app import ServerSettings, create_app, uvicorn_config
-        from replicalab.baselines.server.models import EnvConfig
-        from replicalab.envs.scientist_v1 import ScientistEnv
+        from replicalab.baselines.server.run import serve as run
+        from replicalab.baselines.server.settings import ServerSettings, is_loopback
     except ImportError as exc:
-        raise typer.BadParameter(
-            f"needs the server extra: pip install 'replicalab[server]' ({exc})"
-        ) from None
+        fail(f"serve needs the server extra: pip install 'replicalab[server]' ({exc})", USAGE)
+    settings = _settings(ServerSettings, options)
+    if settings.token is None and not is_loopback(host):
+        fail(
+            f"--host {host}: beyond the loopback address every client needs --token (or ${TOKEN_ENV})", USAGE
+        )
+    run(settings, host, port, log_json=log_json)
+
+
+def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
+    """The server's settings from the command's options; a bad value exits 2, naming it."""
     from pydantic import ValidationError
 
+    from replicalab.baselines.server.models import EnvConfig
+    from replicalab.envs.scientist_v1 import ScientistEnv
+
+    served = {"max_rounds": options["max_rounds_limit"], "max_step_cap": options["max_step_cap"]}
+    for name in ("splits", "reward_configs"):
+        if options[name]:
+            served[name] = tuple(split_names(options[name]) or ())
     try:
         config = EnvConfig(
-            split=split,
-            templates=split_names(templates),
-            difficulties=split_names(difficulties),
-            reward_config=reward_config,
-            max_rounds=max_rounds,
-            action_mode=action_mode,  # checked by EnvConfig
+            split=options["split"],
+            templates=split_names(options["templates"]),
+            difficulties=split_names(options["difficulties"]),
+            reward_config=options["reward_config"],
+            max_rounds=options["max_rounds"],
+            action_mode=options["action_mode"],  # checked by EnvConfig
         )
         ScientistEnv(**config.env_kwargs())  # refuses a bad default now, naming it, not at the first session
-        settings = ServerSettings(
+        return settings_type(
             config=config,
-            max_sessions=max_sessions,
-            idle_timeout_s=idle_timeout,
-            max_body_bytes=max_body_bytes,
+            limits=served,
+            token=options["token"] or None,
+            max_sessions=options["max_sessions"],
+            max_sessions_per_client=options["max_sessions_per_client"],
+            idle_timeout_s=options["idle_timeout"],
+            unstepped_timeout_s=options["unstepped_timeout"],
+            header_timeout_s=options["request_timeout"],
+            body_timeout_s=options["request_timeout"],
+            max_connections=options["max_connections"],
+            max_body_bytes=options["max_body_bytes"],
         )
     except (ValidationError, TypeError, ValueError) as exc:
-        raise typer.BadParameter(str(exc)) from None
-    uvicorn.Server(uvicorn_config(create_app(settings), settings, host, port)).run()
+        fail(str(exc).replace("\n", " "), USAGE)

@@ -6,12 +6,15 @@
             result = await env.step(ReplicaLabAction(text=my_model(result.observation.prompt)))
 
 `.sync()` gives the blocking form (OpenEnv's `SyncEnvClient`). A refused message raises
-`ServerError`, whose `code` is the server's `ErrorCode` value.
+`ServerError`, whose `code` is the server's `ErrorCode` value. `token=` is the server's
+`--token` (sent as the password of the URL's credentials, which OpenEnv's own clients pass on
+too: `http://replicalab:TOKEN@host:8000`).
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
@@ -27,8 +30,18 @@ class ServerError(RuntimeError):
         self.code = code
 
 
+def with_token(url: str, token: str) -> str:
+    """`url` carrying `token` as its credentials' password."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"replicalab:{quote(token, safe='')}@{host}"))
+
+
 class ReplicaLabClient(EnvClient):
     """One WebSocket session on a ReplicaLab server (see the module docstring)."""
+
+    def __init__(self, base_url: str, token: str | None = None, **kwargs: Any) -> None:
+        super().__init__(with_token(base_url, token) if token else base_url, **kwargs)
 
     def _step_payload(self, action: ReplicaLabAction) -> dict[str, Any]:
         payload: dict[str, Any] = action.model_dump(exclude_none=True, exclude_defaults=True)

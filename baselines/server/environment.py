@@ -1,4 +1,5 @@
-"""The Scientist's seat as an OpenEnv `Environment`: one Gymnasium Scientist env per session.
+"""The Scientist's seat for one session: one Gymnasium Scientist env, the shape of an OpenEnv
+`Environment` (`reset`, `step`, `state`, `get_metadata`).
 
 It translates and nothing more: a wire action becomes what `ScientistEnv.step` takes, the env's
 observation and info become a `ReplicaLabObservation`. Every rule (the Lab Manager's reply, the
@@ -10,12 +11,12 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from openenv.core.env_server.interfaces import Environment
-from openenv.core.env_server.types import EnvironmentMetadata
+from pydantic import ValidationError
 
 from replicalab.baselines.server.models import (
     SEATS,
     EnvConfig,
+    EnvironmentMetadata,
     ErrorCode,
     ReplicaLabAction,
     ReplicaLabObservation,
@@ -23,46 +24,65 @@ from replicalab.baselines.server.models import (
     ResetData,
     WireError,
 )
+from replicalab.baselines.server.settings import Limits
 from replicalab.envs.scientist_v1 import ScientistEnv
 from replicalab.episode import EpisodeOverError
+from replicalab.parsing import describe_validation_error
+
+METADATA = EnvironmentMetadata(
+    name="replicalab",
+    description="The Scientist's seat of ReplicaLab against the grounded Lab Manager",
+    version="1",  # the env id's version: ReplicaLab/Scientist-v1
+    documentation_url="docs/serving.md",
+)
 
 
-class ScientistServerEnv(Environment):
-    """One session's Scientist env; `config` is the server's default `EnvConfig`."""
+def validation_error(exc: ValidationError) -> WireError:
+    return WireError(ErrorCode.VALIDATION_ERROR, describe_validation_error(exc, 3))
 
-    SUPPORTS_CONCURRENT_SESSIONS = True  # nothing mutable is shared between instances
 
-    def __init__(self, session_id: str, config: EnvConfig) -> None:
-        super().__init__()
-        self.session_id = session_id
+class ScientistServerEnv:
+    """One session's Scientist env; `config` is the server's default `EnvConfig`, `limits` what
+    a reset may ask for instead."""
+
+    def __init__(self, config: EnvConfig, limits: Limits, session_id: str | None = None) -> None:
         self.config = config
+        self.limits = limits
+        self.session_id = session_id
         self.env = ScientistEnv(**config.env_kwargs())
         self.episode_id: str | None = None
         self.step_count = 0
         self.started = False
+        self.ever_stepped = False
+        self._digest: str | None = None  # of the log as it stands; a step or reset clears it
 
-    def reset(
-        self, seed: int | None = None, episode_id: str | None = None, **kwargs: Any
-    ) -> ReplicaLabObservation:
-        """A new episode; `kwargs` may hold the env's `options` and another `config`."""
-        data = ResetData.model_validate({"seed": seed, "episode_id": episode_id, **kwargs})
-        if data.config is not None and data.config != self.config:
+    def reset(self, data: object) -> ReplicaLabObservation:
+        """A new episode from a reset body (`ResetData`'s fields)."""
+        try:
+            reset = ResetData.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(exc) from None
+        if reset.config is not None and reset.config != self.config:
+            self.limits.check(reset.config)
             try:
-                env = ScientistEnv(**data.config.env_kwargs())
+                env = ScientistEnv(**reset.config.env_kwargs())
             except (TypeError, ValueError) as exc:
                 raise WireError(ErrorCode.VALIDATION_ERROR, f"config.{exc}") from None
-            self.env, self.config = env, data.config
-        options = None if data.options is None else data.options.env_options()
+            self.env, self.config = env, reset.config
+        options = None if reset.options is None else reset.options.env_options()
         try:
-            observation, info = self.env.reset(seed=data.seed, options=options)
+            observation, info = self.env.reset(seed=reset.seed, options=options)
         except (TypeError, ValueError) as exc:
             raise WireError(ErrorCode.VALIDATION_ERROR, str(exc)) from None
-        self.episode_id, self.step_count, self.started = data.episode_id, 0, True
+        self.episode_id, self.step_count, self.started, self._digest = reset.episode_id, 0, True, None
         return self._observation(observation, 0.0, False, False, info)
 
-    def step(
-        self, action: ReplicaLabAction, timeout_s: float | None = None, **kwargs: Any
-    ) -> ReplicaLabObservation:
+    def step(self, data: object) -> ReplicaLabObservation:
+        """One move from an action body (`ReplicaLabAction`'s fields)."""
+        try:
+            action = ReplicaLabAction.model_validate(data)
+        except ValidationError as exc:
+            raise validation_error(exc) from None
         if action.seat not in SEATS:
             raise WireError(
                 ErrorCode.WRONG_SEAT, f"seat: this session plays {', '.join(SEATS)}, got {action.seat!r}"
@@ -76,30 +96,30 @@ class ScientistServerEnv(Environment):
         except EpisodeOverError as exc:
             raise WireError(ErrorCode.EPISODE_OVER, str(exc)) from None
         self.step_count += 1
+        self.ever_stepped, self._digest = True, None
         return self._observation(observation, reward, terminated, truncated, info)
 
     @property
     def state(self) -> ReplicaLabState:
+        """The state; its log digest is computed once per step, so asking again costs nothing."""
         if not self.started:
             raise WireError(ErrorCode.NOT_RESET, "state: reset the session first")
         episode = self.env.episode
-        log = episode.to_log(self.episode_id).model_dump_json()
+        if self._digest is None:
+            log = episode.to_log(self.episode_id).model_dump_json()
+            self._digest = hashlib.sha256(log.encode("utf-8")).hexdigest()
         return ReplicaLabState(
             episode_id=self.episode_id,
             step_count=self.step_count,
             session_id=self.session_id,
             action_mode=self.config.action_mode,
             done=episode.done,
-            log_sha256=hashlib.sha256(log.encode("utf-8")).hexdigest(),
+            log_sha256=self._digest,
         )
 
-    def get_metadata(self) -> EnvironmentMetadata:
-        return EnvironmentMetadata(
-            name="replicalab",
-            description="The Scientist's seat of ReplicaLab against the grounded Lab Manager",
-            version="1",  # the env id's version: ReplicaLab/Scientist-v1
-            documentation_url="docs/serving.md",
-        )
+    @staticmethod
+    def get_metadata() -> EnvironmentMetadata:
+        return METADATA
 
     @staticmethod
     def _observation(

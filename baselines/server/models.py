@@ -1,8 +1,11 @@
 """The wire types of the ReplicaLab server: what a client sends and what it gets back.
 
-The action and observation subclass OpenEnv's `Action` / `Observation` (so `/schema`, `EnvClient`
-and OpenEnv's tools read them); the rest are plain pydantic contracts. Every one refuses unknown
-fields, so a typo in a request is an error naming the field, not a silently ignored key.
+They carry OpenEnv's fields (an action's `metadata`; an observation's `done`, `reward` and
+`metadata`; a state's `episode_id` and `step_count`) and its message shapes, so OpenEnv's
+`EnvClient`, its `GenericEnvClient` and its tools read them; they do not subclass OpenEnv's
+classes, because importing OpenEnv loads its web interface (Gradio) and would make the server
+take seconds longer to start. Every one refuses unknown fields, so a typo in a request is an
+error naming the field, not a silently ignored key.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal
 
-from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS
@@ -28,13 +30,35 @@ class ErrorCode(str, Enum):
     UNKNOWN_TYPE = "UNKNOWN_TYPE"  # a WebSocket message type other than reset/step/state/close
     VALIDATION_ERROR = "VALIDATION_ERROR"  # a field is missing, unknown or out of range
     CAPACITY_REACHED = "CAPACITY_REACHED"  # as many sessions are open as --max-sessions allows
-    UNKNOWN_SESSION = "UNKNOWN_SESSION"  # no open session has this id (never had, closed or expired)
+    NOT_ALLOWED = "NOT_ALLOWED"  # a config beyond the operator's limits (rounds, step cap, split, preset)
+    TOO_MANY_SESSIONS = "TOO_MANY_SESSIONS"  # this client holds --max-sessions-per-client already
+    UNAUTHORIZED = "UNAUTHORIZED"  # the server wants its token and the request lacks it
+    UNKNOWN_SESSION = "UNKNOWN_SESSION"  # no open HTTP session has this id (never had, closed or expired)
+    NO_SESSION = "NO_SESSION"  # an HTTP step or state without X-Session-Id
     MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"  # the body is over the server's size limit
+    REQUEST_TIMEOUT = "REQUEST_TIMEOUT"  # the body did not arrive in --body-timeout seconds
     WRONG_SEAT = "WRONG_SEAT"  # an action for a seat this session does not play
     NOT_RESET = "NOT_RESET"  # a step or state before the session's first reset
     EPISODE_OVER = "EPISODE_OVER"  # a step after the episode ended; reset for a new one
     IDLE_TIMEOUT = "IDLE_TIMEOUT"  # the session was idle longer than the server allows
     INTERNAL_ERROR = "INTERNAL_ERROR"  # a fault of the server's (logged there); the session carries on
+
+
+HTTP_STATUS = {
+    ErrorCode.VALIDATION_ERROR: 422,  # OpenEnv's server answers an invalid action with 422
+    ErrorCode.NOT_ALLOWED: 403,
+    ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.UNKNOWN_SESSION: 404,
+    ErrorCode.MESSAGE_TOO_LARGE: 413,
+    ErrorCode.REQUEST_TIMEOUT: 408,
+    ErrorCode.TOO_MANY_SESSIONS: 429,
+    ErrorCode.CAPACITY_REACHED: 503,
+    ErrorCode.EPISODE_OVER: 409,
+    ErrorCode.NOT_RESET: 409,
+    ErrorCode.IDLE_TIMEOUT: 404,
+    ErrorCode.INTERNAL_ERROR: 500,
+}
+"""The HTTP status of each refusal; 400 for the others."""
 
 
 class WireError(Exception):
@@ -44,6 +68,10 @@ class WireError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+
+    @property
+    def status(self) -> int:
+        return HTTP_STATUS.get(self.code, 400)
 
     def payload(self) -> dict[str, str]:
         return {"code": self.code.value, "message": self.message}
@@ -55,8 +83,8 @@ class _Contract(BaseModel):
 
 class EnvConfig(_Contract):
     """The Gymnasium Scientist env's arguments (`ReplicaLab/Scientist-v1`), as a session asks
-    for them; the server's command line gives the defaults. Names are checked by the env, whose
-    errors name the argument."""
+    for them; the server's command line gives the defaults and the limits. Names are checked by
+    the env, whose errors name the argument."""
 
     split: str = "train"
     templates: list[str] | None = None  # None: every built-in template
@@ -91,11 +119,14 @@ class ResetData(_Contract):
     config: EnvConfig | None = None
 
 
-class ReplicaLabAction(Action):
+class ReplicaLabAction(BaseModel):
     """One move of the session's seat, in exactly one form: `text` (model output, read as the
     text-mode env reads it), `move` (a `ScientistAction` as JSON) or `vector` (an element of the
-    structured action space; structured mode only)."""
+    structured action space; structured mode only). `metadata` is OpenEnv's, unread."""
 
+    model_config = ConfigDict(extra="forbid")
+
+    metadata: dict[str, Any] = Field(default_factory=dict)
     seat: str = "scientist"
     text: str | None = None
     move: dict[str, Any] | None = None
@@ -117,10 +148,16 @@ class ReplicaLabAction(Action):
         return self.vector
 
 
-class ReplicaLabObservation(Observation):
+class ReplicaLabObservation(BaseModel):
     """What the seat sees after a reset or a step: the Gymnasium env's observation and info,
-    as JSON. `reward` and `done` (OpenEnv's) are the step's reward and terminated-or-truncated."""
+    as JSON. `reward` and `done` (OpenEnv's) are the step's reward and terminated-or-truncated;
+    on the wire they sit beside the observation (`{"observation", "reward", "done"}`)."""
 
+    model_config = ConfigDict(extra="forbid")
+
+    done: bool = False
+    reward: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
     seat: Literal["scientist"] = "scientist"
     features: list[float]  # the env's "observation": the seat's feature vector
     action_mask: list[int]  # flat mask of the legal values (per component in structured mode)
@@ -129,16 +166,37 @@ class ReplicaLabObservation(Observation):
     terminated: bool = False
     truncated: bool = False
 
+    def wire(self) -> dict[str, Any]:
+        """OpenEnv's `{observation, reward, done}` (its `serialize_observation`)."""
+        observation = self.model_dump(exclude={"reward", "done", "metadata"})
+        return {"observation": observation, "reward": self.reward, "done": self.done}
 
-class ReplicaLabState(State):
+
+class ReplicaLabState(BaseModel):
     """The session's state: OpenEnv's `episode_id` and `step_count`, and a digest of the
     episode's log (SHA-256 of `EpisodeLog` JSON): equal digests mean byte-identical logs, which
-    lets a client check determinism without the log, whose scenario is not the Scientist's to read."""
+    lets a client check determinism without the log, whose scenario is not the Scientist's to
+    read. `session_id` is an HTTP session's (None over WebSocket, whose session is the connection)."""
 
-    session_id: str
+    model_config = ConfigDict(extra="forbid")
+
+    episode_id: str | None = None
+    step_count: int = Field(default=0, ge=0)
+    session_id: str | None = None
     action_mode: Literal["structured", "text"]
     done: bool
     log_sha256: str
+
+
+class EnvironmentMetadata(_Contract):
+    """`GET /metadata`: OpenEnv's fields."""
+
+    name: str
+    description: str
+    readme_content: str | None = None
+    version: str | None = None
+    author: str | None = None
+    documentation_url: str | None = None
 
 
 class ErrorResponse(_Contract):

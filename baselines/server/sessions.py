@@ -1,87 +1,127 @@
-"""The server's session table: bounded in count, unguessable ids, closed after an idle timeout.
+"""The server's session table: bounded in count (in all and per client address), unguessable
+ids, closed after an idle timeout (a shorter one for a session that never stepped).
 
-Every session, WebSocket or HTTP, takes one slot of `max_sessions` and owns one
-`ScientistServerEnv`; no call reaches an env except through its session's id, which is 256
-random bits (`secrets.token_urlsafe`), so no client can name another's session. The table runs
-on the server's event loop only, so it needs no lock.
+Every session takes one slot of `max_sessions` and owns one `ScientistServerEnv`. An HTTP
+session is reached through its id, 256 random bits (`secrets.token_urlsafe`), so no client can
+name another's; a WebSocket session is its connection's alone: no id of it is ever sent, and
+`get` refuses it. The table runs on the server's event loop only, so it needs no lock.
 """
 
 from __future__ import annotations
 
 import secrets
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
+from replicalab.baselines.server import events
 from replicalab.baselines.server.environment import ScientistServerEnv
-from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError
+from replicalab.baselines.server.models import ErrorCode, WireError
+from replicalab.baselines.server.settings import ServerSettings
 
 SESSION_ID_BYTES = 32
+Transport = Literal["ws", "http"]
 
 
 @dataclass
 class Session:
-    """One open session: its env and when a request last touched it (monotonic seconds)."""
+    """One open session: its env, its transport, its client's address and when a request last
+    touched it (monotonic seconds)."""
 
     id: str
     env: ScientistServerEnv
+    transport: Transport
+    client: str
     last_active: float
-    connection_bound: bool = False  # a WebSocket's: it times out on its connection, not the reaper
+
+    @property
+    def tag(self) -> str:
+        return events.tag(self.id)
 
 
 class SessionTable:
-    def __init__(
-        self,
-        config: EnvConfig,
-        max_sessions: int,
-        idle_timeout_s: float,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        if max_sessions < 1:
-            raise ValueError(f"max_sessions: must be at least 1, got {max_sessions}")
-        if not idle_timeout_s > 0:
-            raise ValueError(f"idle_timeout_s: must be positive, got {idle_timeout_s}")
-        self.config = config
-        self.max_sessions = max_sessions
-        self.idle_timeout_s = idle_timeout_s
+    def __init__(self, settings: ServerSettings, clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
         self.clock = clock
         self._sessions: dict[str, Session] = {}
+        self._per_client: Counter[str] = Counter()
 
     def __len__(self) -> int:
         return len(self._sessions)
 
-    def open(self) -> Session:
-        """A new session with its own env, or CAPACITY_REACHED when every slot is taken."""
-        if len(self._sessions) >= self.max_sessions:
+    def sessions(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    def open(self, transport: Transport, client: str) -> Session:
+        """A new session with its own env, or CAPACITY_REACHED / TOO_MANY_SESSIONS."""
+        limit, per_client = self.settings.max_sessions, self.settings.max_sessions_per_client
+        if len(self._sessions) >= limit:
+            events.event("session_refused", reason="capacity", client=client, transport=transport)
             raise WireError(
                 ErrorCode.CAPACITY_REACHED,
-                f"{len(self._sessions)} of {self.max_sessions} sessions are open; close one or retry later",
+                f"{len(self._sessions)} of {limit} sessions are open; close one or retry later",
+            )
+        if self._per_client[client] >= per_client:
+            events.event("session_refused", reason="per_client", client=client, transport=transport)
+            raise WireError(
+                ErrorCode.TOO_MANY_SESSIONS,
+                f"this client holds {per_client} sessions, the most one client may; close one first",
             )
         session_id = secrets.token_urlsafe(SESSION_ID_BYTES)
-        session = Session(session_id, ScientistServerEnv(session_id, self.config), self.clock())
+        env = ScientistServerEnv(
+            self.settings.config, self.settings.limits, session_id if transport == "http" else None
+        )
+        session = Session(session_id, env, transport, client, self.clock())
         self._sessions[session_id] = session
+        self._per_client[client] += 1
+        events.event("session_opened", session=session.tag, transport=transport, client=client)
         return session
 
     def get(self, session_id: object) -> Session:
-        """The open session `session_id` names, marked active now; UNKNOWN_SESSION if none does."""
+        """The open HTTP session `session_id` names, marked active now; UNKNOWN_SESSION if none
+        does (a WebSocket session's id included: it is its connection's alone)."""
         session = self._sessions.get(session_id) if isinstance(session_id, str) else None
-        if session is None:
-            raise WireError(ErrorCode.UNKNOWN_SESSION, "session_id: no open session has this id")
-        session.last_active = self.clock()
+        if session is None or session.transport != "http":
+            raise WireError(ErrorCode.UNKNOWN_SESSION, "X-Session-Id: no open HTTP session has this id")
+        self.touch(session)
         return session
 
-    def close(self, session_id: str) -> bool:
+    def touch(self, session: Session) -> None:
+        session.last_active = self.clock()
+
+    def timeout(self, session: Session) -> float:
+        """How long `session` may stay idle: shorter until its first step."""
+        if session.env.ever_stepped:
+            return self.settings.idle_timeout_s
+        return min(self.settings.unstepped_timeout_s, self.settings.idle_timeout_s)
+
+    def close(self, session: Session, reason: str) -> bool:
         """Free the session's slot; False if it was not open."""
-        session = self._sessions.pop(session_id, None)
-        if session is None:
+        if self._sessions.pop(session.id, None) is None:
             return False
-        session.env.close()
+        self._per_client[session.client] -= 1
+        if not self._per_client[session.client]:
+            del self._per_client[session.client]
+        events.event(
+            "session_closed",
+            session=session.tag,
+            transport=session.transport,
+            reason=reason,
+            steps=session.env.step_count,
+        )
         return True
 
-    def reap(self) -> list[str]:
-        """Close every HTTP session idle for longer than the timeout; their ids."""
-        deadline = self.clock() - self.idle_timeout_s
-        stale = [s.id for s in self._sessions.values() if not s.connection_bound and s.last_active < deadline]
-        for session_id in stale:
-            self.close(session_id)
+    def reap(self) -> list[Session]:
+        """Close every HTTP session idle past its timeout (a WebSocket's times out on its
+        connection); them."""
+        now = self.clock()
+        stale = [
+            s
+            for s in self._sessions.values()
+            if s.transport == "http" and now - s.last_active > self.timeout(s)
+        ]
+        for session in stale:
+            self.close(session, "idle_timeout")
         return stale
