@@ -4,9 +4,10 @@
   LLM, oracle, probes, the trained structured Scientist, the served-model chat policy).
 - `evaluation`: `run_grid` plays a policy pair over templates × difficulties × seeds, in this
   process, worker processes or Ray tasks, to a resumable JSONL log; `run_rollouts` keeps many
-  served-model episodes in flight; `metrics` and `report` turn digests into a results table.
+  served-model episodes in flight, writing their turn-level training records; `metrics` and
+  `report` turn digests into a results table.
 - `training`: MaskablePPO on the Gymnasium Scientist env, RLlib on both seats, the reward-preset
-  comparisons and turn-level training records.
+  comparisons.
 - `llm`: any OpenAI-compatible server as a chat backend.
 - `cli`: `replicalab evaluate | replay | scenarios | train | compare-rewards`.
 

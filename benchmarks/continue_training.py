@@ -4,7 +4,8 @@ its learning curve: how far longer training goes, without retraining from zero (
 
 The model is loaded with its optimizer state and settings (rollout, minibatch) and trained on
 fresh envs seeded `seed + 1000`, so the continuation does not replay the first run's scenarios;
-every `--eval-every` steps the policy plays the validation grid as `train` measures it.
+at the first rollout boundary at or after every `--eval-every` steps the policy plays the
+validation grid as `train` measures it.
 
     python -m benchmarks.continue_training runs/ppo-0 runs/ppo-0-more --steps 200000 --seed 0
 """
@@ -35,7 +36,7 @@ def continue_training(run: Path, out: Path, steps: int, seed: int, eval_every: i
     )
     model = MaskablePPO.load(run / "model.zip", env=env)
     out.mkdir(parents=True, exist_ok=True)
-    curve = learn_with_curve(model, config, out, model.num_timesteps + steps)
+    curve = learn_with_curve(model, config, out, steps)
     model.save(out / "model.zip")
     return curve
 

@@ -181,3 +181,25 @@ def test_no_test_module_imports_another() -> None:
         if pulled:
             offenders[path.name] = pulled
     assert offenders == {}
+
+
+def test_the_evaluation_engine_never_imports_a_trainer() -> None:
+    graph = _graph(_all_modules())
+    offenders = {
+        name: sorted(t for t in targets if t.startswith("replicalab.baselines.training"))
+        for name, targets in graph.items()
+        if name.startswith("replicalab.baselines.evaluation")
+    }
+    assert {name: targets for name, targets in offenders.items() if targets} == {}
+
+
+def test_no_function_of_the_trainers_runs_over_60_lines() -> None:
+    long = {}
+    for name, path in _all_modules().items():
+        if name.startswith("replicalab.baselines.training"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    length = (node.end_lineno or node.lineno) - node.lineno + 1
+                    if length > 60:
+                        long[f"{name}.{node.name}"] = length
+    assert long == {}

@@ -112,7 +112,7 @@ def test_a_smoke_comparison_trains_every_config_and_seed(tmp_path: Path) -> None
     stepped = tmp_path / "stepped.json"
     stepped.write_text(RewardConfig(name="stepped", step_cost=0.1).model_dump_json(), encoding="utf-8")
     out = tmp_path / "cmp"
-    args = ["--steps", "64", "--n-envs", "2", "--eval-every", "32", "--eval-seeds", "1"]
+    args = ["--steps", "64", "--n-envs", "2", "--n-steps", "16", "--eval-every", "32", "--eval-seeds", "1"]
     result = CliRunner(env={"COLUMNS": "200"}).invoke(
         app, ["compare-rewards", "--train", "-p", f"sparse,{stepped}", *args, "--out-dir", str(out)]
     )

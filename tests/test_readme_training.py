@@ -17,7 +17,7 @@ from tests.docs_pages import blocks, page
 
 SECTION = page("training.md")
 # The commands as written train for minutes; the test trains a few rollouts with the same commands.
-SHORT = {"--steps": "64", "--eval-every": "32", "--eval-seeds": "1", "--n-envs": "2"}
+SHORT = {"--steps": "64", "--eval-every": "32", "--eval-seeds": "1", "--n-envs": "2", "--n-steps": "16"}
 
 
 def _shortened(words: list[str]) -> list[str]:

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.evaluation.turn_records import TurnRecord
 from replicalab.baselines.policies.chat import EpisodeUsage
 from replicalab.baselines.policies.seats import RandomScientist
-from replicalab.baselines.training.records import TurnRecord
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,14 @@ from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
 from replicalab.baselines.training.figures import clipped_band, score_range
-from replicalab.baselines.training.maskable_ppo import CurvePoint, TrainConfig, train
+from replicalab.baselines.training.maskable_ppo import (
+    N_STEPS,
+    CurvePoint,
+    TrainConfig,
+    curve_steps,
+    recorded_settings,
+    train,
+)
 from replicalab.rewards import get_preset
 
 
@@ -25,19 +32,20 @@ def test_a_smoke_run_writes_what_evaluate_reads(tmp_path: Path) -> None:
     result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*args, "--eval-seeds", "1", "-r", "sparse"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader((out / "curve.csv").open(encoding="utf-8")))
-    assert [int(row["steps"]) for row in rows] == [0, 1000, 2000]  # the curve starts untrained
+    # 4 envs × 256 steps a rollout: the first boundaries at or after 1,000 and 2,000
+    assert [int(row["steps"]) for row in rows] == [0, 1024, 2048]  # the curve starts untrained
     assert all(0.0 <= float(row["judge_score"]) <= 13.0 for row in rows)
-    assert "validation score" in result.stdout and "2,000" in result.stdout
+    assert "validation score" in result.stdout and "2,048" in result.stdout
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
     assert config["steps"] == 2000 and config["n_envs"] == 4 and config["seed"] == 0
     assert config["reward_config"] == get_preset("sparse").model_dump(mode="json")
-    assert config["learner"]["algorithm"] == "MaskablePPO" and config["learner"]["n_steps"] == 250
-    assert config["trained"] == {"rollout": 1000, "steps": 2000, "eval_every": 1000}
+    assert config["learner"]["algorithm"] == "MaskablePPO" and config["learner"]["n_steps"] == 256
+    assert config["trained"] == {"rollout": 1024, "steps": 2048}
     assert config["versions"]["sb3-contrib"]
     assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")
     saved = sorted(path.name for path in (out / "checkpoints").iterdir())
-    assert saved == ["model_1000_steps.zip", "model_2000_steps.zip"]  # one per trained point
-    assert "rounded up" not in result.stdout
+    assert saved == ["model_1024_steps.zip", "model_2048_steps.zip"]  # one per trained point
+    assert "whole rollouts of 1,024" in result.stdout
     evaluate = ["evaluate", "-t", "ml_benchmark", "-d", "easy", "--seeds", "1", "--no-oracle"]
     evaluated = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*evaluate, "-s", str(out / "model.zip")])
     assert evaluated.exit_code == 0, evaluated.output
@@ -47,7 +55,7 @@ def test_a_smoke_run_writes_what_evaluate_reads(tmp_path: Path) -> None:
 def test_the_curve_is_measured_at_fixed_intervals_and_reported_as_it_grows(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     config = TrainConfig(
-        steps=64, n_envs=2, eval_every=32, eval_seeds=1, reward_config=get_preset("potential")
+        steps=64, n_envs=2, eval_every=32, eval_seeds=1, reward_config=get_preset("potential"), n_steps=8
     )
     steps_seen: list[int] = []
     points: list[CurvePoint] = []
@@ -64,7 +72,7 @@ def test_the_curve_is_measured_at_fixed_intervals_and_reported_as_it_grows(tmp_p
 @pytest.mark.slow
 def test_a_seed_trains_the_same_model_twice(tmp_path: Path) -> None:
     sb3_contrib = pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
-    config = TrainConfig(steps=64, n_envs=2, eval_every=64, eval_seeds=1, seed=5)
+    config = TrainConfig(steps=64, n_envs=2, eval_every=64, eval_seeds=1, seed=5, n_steps=8)
     runs = {"one": config, "two": config, "other seed": dataclasses.replace(config, seed=6)}
     curves = {name: train(run, tmp_path / name) for name, run in runs.items()}
     weights = {
@@ -87,26 +95,58 @@ def test_bad_training_options_are_refused_by_name(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "--out" in result.output and "not a directory" in result.output
 
 
-@pytest.mark.parametrize("name", ["steps", "n_envs", "eval_every", "eval_seeds"])
+@pytest.mark.parametrize("name", ["steps", "n_envs", "eval_every", "eval_seeds", "n_steps"])
 def test_a_bad_count_names_its_field(name: str) -> None:
     with pytest.raises(ValueError, match=f"{name}: must be a positive int"):
         TrainConfig(**{name: 0})  # type: ignore[arg-type]
 
 
+def test_the_learner_is_the_same_at_every_evaluation_cadence() -> None:
+    settings = {
+        every: recorded_settings(TrainConfig(eval_every=every)) for every in (100, 1_000, 10_000, 50_000)
+    }
+    learners = [(s["learner"], s["trained"]) for s in settings.values()]
+    assert learners == [learners[0]] * len(learners)
+    assert learners[0][0]["n_steps"] == N_STEPS and learners[0][0]["batch_size"] == 256
+    assert learners[0][1] == {"rollout": 8 * N_STEPS, "steps": 100_352}  # 49 rollouts of 2,048
+
+
+def test_a_point_is_measured_at_the_first_rollout_boundary_after_each_multiple() -> None:
+    assert curve_steps(0, 100, 20, 32) == [0, 32, 64, 96, 128]  # 60 falls in 33-64; 100 → 128
+    assert curve_steps(0, 96, 40, 32) == [0, 64, 96]  # 40 → 64, 80 → 96 (the end)
+    assert curve_steps(0, 2048, 100, 1024) == [0, 1024, 2048]  # many multiples in one rollout
+    assert curve_steps(0, 64, 32, 32) == [0, 32, 64]  # a boundary on a multiple is that point
+    assert curve_steps(500, 64, 32, 16) == [500, 532, 564]  # counted from where training starts
+    default = TrainConfig().curve_steps()
+    assert default[:3] == [0, 10_240, 20_480] and default[-1] == 100_352 and len(default) == 11
+
+
 def test_rounding_to_whole_rollouts_is_recorded_and_said(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     out = tmp_path / "run"
-    # 4 envs × 8 steps (the shortest rollout) a rollout: 50 steps are 64 trained, a point every 20
-    # is one every 32.
-    args = ["train", "--out", str(out), "--steps", "50", "--n-envs", "4", "--eval-every", "20"]
+    # 4 envs × 8 steps a rollout: 50 steps are 64 trained; 20 → 32, 40 → 64, 60 → past the end.
+    args = [
+        "train",
+        "--out",
+        str(out),
+        "--steps",
+        "50",
+        "--n-envs",
+        "4",
+        "--n-steps",
+        "8",
+        "--eval-every",
+        "20",
+    ]
     result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*args, "--eval-seeds", "1"])
     assert result.exit_code == 0, result.output
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
     assert config["steps"] == 50 and config["eval_every"] == 20  # as asked
-    assert config["trained"] == {"rollout": 32, "steps": 64, "eval_every": 32}
+    assert config["trained"] == {"rollout": 32, "steps": 64}
+    assert config["learner"]["n_steps"] == 8 and config["learner"]["batch_size"] == 32
     rows = list(csv.DictReader((out / "curve.csv").open(encoding="utf-8")))
     assert [int(row["steps"]) for row in rows] == [0, 32, 64]
-    assert "trained 64 steps, a point every 32" in result.stdout and "whole rollouts of 32" in result.stdout
+    assert "trained 64 steps in whole rollouts of 32 (4 envs × 8)" in result.stdout
 
 
 def test_train_help_says_how_steps_are_rounded() -> None:
@@ -120,13 +160,14 @@ def test_tensorboard_logs_the_learner_and_the_curve(tmp_path: Path) -> None:
     event_accumulator = pytest.importorskip(
         "tensorboard.backend.event_processing.event_accumulator", reason="needs tensorboard ([train] extra)"
     )
-    config = TrainConfig(steps=64, n_envs=2, eval_every=32, eval_seeds=1)
+    config = TrainConfig(steps=64, n_envs=2, eval_every=32, eval_seeds=1, n_steps=8)
     train(config, tmp_path / "run", tensorboard=tmp_path / "tb")
     (log_dir,) = (tmp_path / "tb").iterdir()
+    assert len(list(log_dir.iterdir())) == 1  # one event file for the whole run
     events = event_accumulator.EventAccumulator(str(log_dir))
     events.Reload()
     scores = events.Scalars("validation/judge_score")
-    assert [event.step for event in scores] == [32, 64]
+    assert [event.step for event in scores] == [0, 32, 64]  # the untrained point too
     assert "train/loss" in events.Tags()["scalars"]
 
 

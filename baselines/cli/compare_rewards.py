@@ -22,6 +22,7 @@ from replicalab.baselines.cli.options import (
     JobsOpt,
     MaxRoundsOpt,
     NEnvsOpt,
+    NStepsOpt,
     NumTrainScenariosOpt,
     SeedsOpt,
     SplitOpt,
@@ -37,7 +38,7 @@ from replicalab.baselines.cli.options import (
 )
 from replicalab.baselines.cli.output import counted, episode_progress, progress_bar, stdout_console
 from replicalab.baselines.evaluation import report
-from replicalab.baselines.training.maskable_ppo import TrainConfig
+from replicalab.baselines.training.maskable_ppo import N_STEPS, TrainConfig
 from replicalab.rewards import PRESETS, RewardConfig
 
 if TYPE_CHECKING:  # the comparisons load matplotlib (and the trainer sb3-contrib) when run
@@ -74,7 +75,7 @@ REPLAY_ONLY = (
     "jobs",
 )
 
-TRAIN_ONLY = ("train_seeds", "steps", "n_envs", "eval_every", "eval_seeds", "num_train_scenarios")
+TRAIN_ONLY = ("train_seeds", "steps", "n_envs", "n_steps", "eval_every", "eval_seeds", "num_train_scenarios")
 """compare-rewards' options that only replaying policies, or only training, takes."""
 
 
@@ -96,6 +97,7 @@ def compare_rewards_command(
     train_seeds: TrainSeedsOpt = 3,
     steps: StepsOpt = 100_000,
     n_envs: NEnvsOpt = 8,
+    n_steps: NStepsOpt = N_STEPS,
     eval_every: EvalEveryOpt = 10_000,
     eval_seeds: EvalSeedsOpt = 5,
     num_train_scenarios: NumTrainScenariosOpt = None,
@@ -112,6 +114,7 @@ def compare_rewards_command(
         base = TrainConfig(
             steps=steps,
             n_envs=n_envs,
+            n_steps=n_steps,
             eval_every=eval_every,
             eval_seeds=eval_seeds,
             num_train_scenarios=num_train_scenarios,

@@ -69,19 +69,26 @@ StepsOpt = Annotated[
     int,
     typer.Option(
         min=1,
-        help="Environment steps to train for, rounded up to whole rollouts (--n-envs × the learner's "
-        "n_steps); config.json records the count trained.",
+        help="Environment steps to train for, rounded up to whole rollouts (--n-envs × --n-steps); "
+        "config.json records the count trained.",
     ),
 ]
 
 NEnvsOpt = Annotated[int, typer.Option(min=1, help="Environments stepped together.")]
 
+NStepsOpt = Annotated[
+    int,
+    typer.Option(
+        min=1, help="Steps per env of one PPO rollout (the learner's n_steps); no other option changes it."
+    ),
+]
+
 EvalEveryOpt = Annotated[
     int,
     typer.Option(
         min=1,
-        help="Steps between points of the learning curve, which starts at step 0; rounded up to whole "
-        "rollouts like --steps.",
+        help="Steps between points of the learning curve, which starts at step 0: a point at the first "
+        "rollout boundary at or after each multiple. It never changes the learner.",
     ),
 ]
 

@@ -12,8 +12,8 @@ from pydantic import BaseModel
 from replicalab.baselines.cli.errors import Problem, user_errors
 from replicalab.baselines.cli.output import counted, stdout_console
 from replicalab.baselines.evaluation import report
+from replicalab.baselines.evaluation.turn_records import TurnRecord
 from replicalab.baselines.policies.chat import EpisodeUsage
-from replicalab.baselines.training.records import TurnRecord
 from replicalab.models import EpisodeLog
 
 # The other files the project writes, by what a line of them holds, and what each one is.

@@ -1,4 +1,4 @@
-"""Rich renderings for the CLI: results tables, an episode replay, a scenario brief, a learning curve.
+"""Rich renderings for the CLI: results tables, an episode replay, a scenario brief.
 
 Every string that comes from data (scenario texts, model output, explanations) goes through
 `Text`, never through markup, so brackets in a model's output cannot restyle or break a table.
@@ -15,7 +15,6 @@ from rich.table import Table
 from rich.text import Text
 
 from replicalab.baselines.evaluation.metrics import Estimate, Summary
-from replicalab.baselines.training.maskable_ppo import CurvePoint
 from replicalab.judge import explain
 from replicalab.models import EpisodeLog
 from replicalab.moves import describe_protocol
@@ -139,19 +138,6 @@ def replay(log: EpisodeLog) -> list[RenderableType]:
         judged = "judge" if log.verdict == "agreement" else "judge (not paid: no agreement)"
         parts.append(Panel(Text(explain(log.reward_breakdown)), title=judged))
     return parts
-
-
-# --------------------------------------------------------------------------- training
-
-
-def curve_table(curve: Sequence[CurvePoint], title: str) -> Table:
-    """A learning curve, a row per point: the validation judge score and the shaped return."""
-    table = Table(title=title, title_justify="left", header_style="bold")
-    for name in ("steps", "validation score", "return"):
-        table.add_column(name, justify="right")
-    for point in curve:
-        table.add_row(f"{point.steps:,}", number(point.judge_score), f"{point.scientist_return:+.2f}")
-    return table
 
 
 # --------------------------------------------------------------------------- scenarios

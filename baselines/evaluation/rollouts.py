@@ -52,11 +52,11 @@ from replicalab.baselines.evaluation.grid import (
     start_episode,
 )
 from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
+from replicalab.baselines.evaluation.turn_records import turn_records
 from replicalab.baselines.evaluation.workers import adopt_templates
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
 from replicalab.baselines.policies.interface import AsyncPolicy, Seat, SeatFactory, reset_policy, seat_stats
 from replicalab.baselines.policies.seats import GroundedLabManager
-from replicalab.baselines.training.records import turn_records
 from replicalab.checks import check_positive_int
 from replicalab.digest import EpisodeDigest, digest
 from replicalab.models import EpisodeLog

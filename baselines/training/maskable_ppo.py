@@ -13,9 +13,13 @@ of the curve after the first (`checkpoints/model_<steps>_steps.zip`, Stable-Base
 `tensorboard` folder the learner logs there through Stable-Baselines3's own logger, the curve's
 points included (`validation/judge_score`, `validation/scientist_return`).
 
-The learner trains in whole rollouts (`n_envs` × its `n_steps` environment steps), so `steps` and
-`eval_every` are rounded up to whole rollouts; `config.json` records the counts it trains under
-`trained`, and the curve's `steps` column is the count trained when each point was measured.
+The learner's settings are fixed (`config.json` records them under `learner`): every rollout is
+`n_envs` × `n_steps` environment steps (`N_STEPS` unless a test shortens it) whatever
+`eval_every` is, so the evaluation cadence never
+changes what is learned. `steps` rounds up to whole rollouts, and a point is measured at the
+first rollout boundary at or after each multiple of `eval_every`; `config.json` records the
+counts under `trained`, and the curve's `steps` column is the count trained when each point was
+measured.
 """
 
 from __future__ import annotations
@@ -42,6 +46,8 @@ NET_ARCH = (256, 256)
 """Hidden layers of the policy and value networks. sb3's default 64 × 64 levels off below the
 public reader (0.82 of the oracle at 300k–400k steps); 256 × 256 passes that level by 150k, as
 the observation's 214 features feed 41 action components."""
+N_STEPS = 256
+"""Steps per env of one rollout (PPO's `n_steps`): 8 envs make rollouts of 2,048, PPO's usual."""
 BATCH_SIZE = 256
 """Minibatch size: the learner's time goes to the 41 masked categoricals of each minibatch, not
 to the environment, so fewer, larger minibatches train faster (with the checks below off, 2.1×
@@ -69,29 +75,46 @@ class TrainConfig:
     eval_seeds: int = 5  # per template and difficulty, validation split
     num_train_scenarios: int | None = None
     reward_config: RewardConfig = field(default_factory=lambda: get_preset("default"))
+    n_steps: int = N_STEPS  # the learner's rollout per env; the command line keeps N_STEPS
 
     def __post_init__(self) -> None:
-        for name in ("steps", "n_envs", "eval_every", "eval_seeds"):
+        for name in ("steps", "n_envs", "eval_every", "eval_seeds", "n_steps"):
             check_positive_int(name, getattr(self, name))
+        if self.rollout() < 2:
+            raise ValueError("n_steps: n_steps × n_envs must be at least 2, PPO's smallest minibatch")
 
-    def rollout_steps(self) -> int:
-        """Steps per env of one rollout: a rollout is no longer than the steps between two
-        points of the curve (and than PPO's usual 2048 in all)."""
-        return max(8, min(2048, self.eval_every) // self.n_envs)
+    def rollout(self) -> int:
+        """Environment steps of one rollout, all envs together."""
+        return self.n_steps * self.n_envs
+
+    def batch_size(self) -> int:
+        """PPO's minibatch: `BATCH_SIZE`, or the whole rollout where that is shorter."""
+        return min(BATCH_SIZE, self.rollout())
 
     def trained_counts(self) -> dict[str, int]:
-        """What the learner really trains: `steps` and `eval_every` rounded up to whole rollouts."""
-        rollout = self.rollout_steps() * self.n_envs
-        return {
-            "rollout": rollout,
-            "steps": whole_rollouts(self.steps, rollout),
-            "eval_every": whole_rollouts(self.eval_every, rollout),
-        }
+        """What the learner really trains: whole rollouts, `steps` rounded up to them."""
+        return {"rollout": self.rollout(), "steps": whole_rollouts(self.steps, self.rollout())}
+
+    def curve_steps(self) -> list[int]:
+        """The step counts at which the curve is measured (see `curve_steps`)."""
+        return curve_steps(0, self.steps, self.eval_every, self.rollout())
 
 
 def whole_rollouts(steps: int, rollout: int) -> int:
     """`steps` rounded up to a multiple of `rollout`: the learner collects whole rollouts only."""
     return -(-steps // rollout) * rollout
+
+
+def curve_steps(start: int, steps: int, every: int, rollout: int) -> list[int]:
+    """Where a curve that trains `steps` from `start` is measured: at `start`, at the first
+    rollout boundary at or after each multiple of `every` past `start` (a multiple that falls
+    inside a rollout already measured adds no point), and at the end of the last rollout."""
+    end = start + whole_rollouts(steps, rollout)
+    points = [start]
+    while points[-1] < end:
+        due = (points[-1] - start) // every * every + every
+        points.append(min(start + whole_rollouts(due, rollout), end))
+    return points
 
 
 def evaluate_policy(act: ActFn, config: TrainConfig, split: str) -> tuple[float, float]:
@@ -127,32 +150,45 @@ def torch_for_training() -> None:
     torch.set_num_threads(1)
 
 
+def run_logger(tensorboard: Path | None) -> Any:
+    """The learner's logger for a whole run: to `tensorboard` (a folder `MaskablePPO_<n>` in it,
+    Stable-Baselines3's naming) or nowhere. Set once, it exists before the learner first learns,
+    so the untrained point is logged too, and every `learn` call writes to the same event file."""
+    from stable_baselines3.common.logger import Logger
+    from stable_baselines3.common.utils import configure_logger
+
+    if tensorboard is None:
+        return Logger(folder=None, output_formats=[])
+    return configure_logger(tensorboard_log=str(tensorboard), tb_log_name="MaskablePPO")
+
+
 def learn_with_curve(
     model: Any,
     config: TrainConfig,
     out: Path,
-    until: int,
+    steps: int,
     on_steps: Callable[[int], None] | None = None,
     on_point: Callable[[CurvePoint], None] | None = None,
+    tensorboard: Path | None = None,
 ) -> list[CurvePoint]:
-    """Train `model` (a MaskablePPO) until it has `until` steps, measuring a point of the curve
-    before training and every `config.eval_every` steps (rounded up to whole rollouts), each
-    written to `out/curve.csv` as it comes."""
+    """Train `model` (a MaskablePPO) `steps` more environment steps in its whole rollouts,
+    measuring a point of the curve where `curve_steps` says (every `config.eval_every` steps
+    from where it starts), each written to `out/curve.csv` as it comes."""
 
     def stepped(_locals: dict[str, Any], _globals: dict[str, Any]) -> bool:
         if on_steps is not None:
             on_steps(model.num_timesteps)
         return True  # go on training
 
-    def measure(logged: bool) -> None:
+    def measure() -> None:
         point = CurvePoint(
             model.num_timesteps,
             *evaluate_policy(lambda obs: predict_masked(model, obs), config, "validation"),
         )
-        if logged:  # the learner's logger exists once it has learned
-            model.logger.record("validation/judge_score", point.judge_score)
-            model.logger.record("validation/scientist_return", point.scientist_return)
-            model.logger.dump(point.steps)
+        model.logger.record("validation/judge_score", point.judge_score)
+        model.logger.record("validation/scientist_return", point.scientist_return)
+        model.logger.dump(point.steps)
+        if curve:  # the first point is the model as it came
             model.save(out / "checkpoints" / f"model_{point.steps}_steps.zip")
         curve.append(point)
         writer.writerow(point)
@@ -160,18 +196,67 @@ def learn_with_curve(
         if on_point is not None:
             on_point(point)
 
-    every = config.trained_counts()["eval_every"]
+    model.set_logger(run_logger(tensorboard))
+    points = curve_steps(model.num_timesteps, steps, config.eval_every, model.n_steps * model.n_envs)
     curve: list[CurvePoint] = []
     (out / "checkpoints").mkdir(exist_ok=True)
     with (out / "curve.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(CurvePoint._fields)
-        measure(logged=False)
-        while model.num_timesteps < until:
-            chunk = min(every, until - model.num_timesteps)
-            model.learn(total_timesteps=chunk, reset_num_timesteps=False, callback=stepped)
-            measure(logged=True)
+        measure()
+        for target in points[1:]:
+            # Whole rollouts: learn stops exactly at the boundary `target` is.
+            model.learn(
+                total_timesteps=target - model.num_timesteps, reset_num_timesteps=False, callback=stepped
+            )
+            measure()
+    model.logger.close()
     return curve
+
+
+def new_model(config: TrainConfig) -> Any:
+    """A MaskablePPO with the run's fixed settings on `config.n_envs` seeded envs."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.env_util import make_vec_env
+
+    import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v1
+
+    env_kwargs = {
+        "reward_config": config.reward_config,
+        "num_train_scenarios": config.num_train_scenarios,
+        "render_mode": None,  # make_vec_env asks for rgb_array otherwise
+    }
+    env = make_vec_env(
+        "ReplicaLab/Scientist-v1", n_envs=config.n_envs, seed=config.seed, env_kwargs=env_kwargs
+    )
+    torch_for_training()
+    return MaskablePPO(
+        POLICY,
+        env,
+        seed=config.seed,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size(),
+        policy_kwargs={"net_arch": list(NET_ARCH)},
+    )
+
+
+def recorded_settings(config: TrainConfig) -> dict[str, Any]:
+    """What `config.json` holds: every option, the learner's settings, the counts it trains and
+    the package versions."""
+    learner = {
+        "algorithm": "MaskablePPO",
+        "policy": POLICY,
+        "n_steps": config.n_steps,
+        "batch_size": config.batch_size(),
+        "net_arch": list(NET_ARCH),
+        "other_settings": "sb3-contrib's defaults; torch's distribution argument checks off, one torch thread",
+    }
+    return asdict(config) | {
+        "reward_config": config.reward_config.model_dump(mode="json"),
+        "learner": learner,
+        "trained": config.trained_counts(),
+        "versions": _versions(),
+    }
 
 
 def train(
@@ -186,8 +271,7 @@ def train(
     `on_point(point)` after every point of the curve; `tensorboard` is a folder for the learner's
     TensorBoard log (it needs the `tensorboard` package, which the [train] extra brings)."""
     try:
-        from sb3_contrib import MaskablePPO
-        from stable_baselines3.common.env_util import make_vec_env
+        import sb3_contrib  # noqa: F401  # torch and Stable-Baselines3 come with it
     except ImportError as exc:
         raise ImportError(f"training needs the [train] extra: {install_hint('train')}") from exc
     if tensorboard is not None and importlib.util.find_spec("tensorboard") is None:
@@ -195,46 +279,10 @@ def train(
         raise ImportError(
             "--tensorboard needs the tensorboard package (in the [train] extra): pip install tensorboard"
         )
-    import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v1
-
+    model = new_model(config)
     out.mkdir(parents=True, exist_ok=True)
-    env_kwargs = {
-        "reward_config": config.reward_config,
-        "num_train_scenarios": config.num_train_scenarios,
-        "render_mode": None,  # make_vec_env asks for rgb_array otherwise
-    }
-    env = make_vec_env(
-        "ReplicaLab/Scientist-v1", n_envs=config.n_envs, seed=config.seed, env_kwargs=env_kwargs
-    )
-    n_steps = config.rollout_steps()
-    batch_size = min(BATCH_SIZE, n_steps * config.n_envs)
-    torch_for_training()
-    model = MaskablePPO(
-        POLICY,
-        env,
-        seed=config.seed,
-        n_steps=n_steps,
-        batch_size=batch_size,
-        policy_kwargs={"net_arch": list(NET_ARCH)},
-        tensorboard_log=None if tensorboard is None else str(tensorboard),
-    )
-    learner = {
-        "algorithm": "MaskablePPO",
-        "policy": POLICY,
-        "n_steps": n_steps,
-        "batch_size": batch_size,
-        "net_arch": list(NET_ARCH),
-        "other_settings": "sb3-contrib's defaults; torch's distribution argument checks off, one torch thread",
-    }
-    settings = asdict(config) | {
-        "reward_config": config.reward_config.model_dump(mode="json"),
-        "learner": learner,
-        "trained": config.trained_counts(),
-        "versions": _versions(),
-    }
-    (out / "config.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
-
-    curve = learn_with_curve(model, config, out, config.steps, on_steps, on_point)
+    (out / "config.json").write_text(json.dumps(recorded_settings(config), indent=2), encoding="utf-8")
+    curve = learn_with_curve(model, config, out, config.steps, on_steps, on_point, tensorboard)
     model.save(out / "model.zip")
     title = f"MaskablePPO · reward {config.reward_config.name} · seed {config.seed}"
     plot_training_curve(curve, out / "curve.png", title)

@@ -14,10 +14,10 @@ pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pi
 
 from replicalab.baselines.evaluation.rollouts import run_rollouts
 from replicalab.baselines.evaluation.runner import Grid, Settings
+from replicalab.baselines.evaluation.turn_records import TurnRecord
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
 from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
-from replicalab.baselines.training.records import TurnRecord
 from tests.openai_stub import Reply, StubServer, completion, fault
 from tests.scripted_models import flaky_model
 
