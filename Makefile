@@ -37,14 +37,15 @@ venv: $(READY)
 # The recipe is the one every missing-extra message gives (replicalab/install.py): PyTorch's CPU
 # index beside PyPI, where pip takes the highest match and 2.13.0+cpu outranks PyPI's 2.13.0 (on
 # macOS PyPI's build is the CPU one). Where that index can't be reached (--retries 1 keeps the
-# wait short), a local 2.13.0+cpu wheel found by pip still wins. The check after the install fails
-# the build if a CUDA torch or an nvidia-* package came in all the same.
+# wait short), a local 2.13.0+cpu wheel found by pip still wins. The check after the install (the
+# one the recipe ends with) fails the build, giving the fix, if a CUDA torch or an nvidia-* package
+# came in all the same.
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
 EXTRAS := $(VENV)/extras
 $(EXTRAS): $(READY)
 	$(BIN)/pip install -q --retries 1 torch==2.13.0 --extra-index-url $(TORCH_CPU_INDEX)
 	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train,rllib,server,report]'
-	$(BIN)/python .ci/cpu_torch.py
+	$(BIN)/python -m replicalab.install --check-cpu-torch
 	touch $@
 
 extras: $(EXTRAS)

@@ -1,21 +1,81 @@
 """How to install an optional extra: one recipe, quoted by every message about a missing extra
-and used by `make extras`.
+and used by `make extras`, and the check that ends it (`python -m replicalab.install
+--check-cpu-torch`).
 
 The extras that bring torch (train, trl, rllib) are installed with PyTorch's CPU index beside
 PyPI: pip takes the highest matching version from both, and a `+cpu` build outranks PyPI's
-release of the same number, which on Linux is a CUDA build of several GB. Drop the index for a
-CUDA machine.
+release of the same number, which on Linux is a CUDA build of several GB. Where the CPU index
+cannot be reached, pip says so only in warnings, takes PyPI's CUDA build and exits 0; the check
+after the install turns that into an error that gives the fix. Drop both for a CUDA machine.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.metadata
+import sys
+
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 TORCH_EXTRAS = frozenset({"train", "trl", "rllib"})  # the extras whose packages ask for torch
+CPU_TORCH_CHECK = "python -m replicalab.install --check-cpu-torch"
+CPU_TORCH_FIX = f"pip install --force-reinstall torch --index-url {TORCH_CPU_INDEX}"
 
 
 def install_hint(extra: str) -> str:
-    """The pip command that installs `extra` (torch's CPU build for the extras that need torch)."""
+    """The command that installs `extra`: for the extras that need torch, with torch's CPU index
+    and the check that the CPU build is what came in."""
     command = f"pip install 'replicalab[{extra}]'"
     if extra in TORCH_EXTRAS:
-        command += f" --extra-index-url {TORCH_CPU_INDEX}"
+        command += f" --extra-index-url {TORCH_CPU_INDEX} && {CPU_TORCH_CHECK}"
     return command
+
+
+def cuda_packages() -> list[str]:
+    """The installed nvidia-* and cuda-* distributions, which only a CUDA torch brings."""
+    names = {(dist.metadata["Name"] or "").lower() for dist in importlib.metadata.distributions()}
+    return sorted(name for name in names if name.startswith(("nvidia-", "cuda-")))
+
+
+def cpu_torch_problem() -> str | None:
+    """What is wrong with the installed torch where its CPU build was asked for, with the fix;
+    None when torch is the CPU build and no CUDA package sits beside it. Read from the installed
+    distributions, without importing torch: a CUDA build carries a `+cu` version or brings
+    nvidia-* packages (PyPI's Linux build does both ways), a CPU build neither."""
+    try:
+        version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        return f"torch is not installed; install its CPU build: {CPU_TORCH_FIX}"
+    found = cuda_packages()
+    if not version.partition("+")[2].startswith("cu") and not found:
+        return None
+    beside = f" with {len(found)} CUDA packages ({', '.join(found)})" if found else ""
+    remove = f"pip uninstall -y {' '.join(found)} && " if found else ""
+    return (
+        f"torch {version} is a CUDA build{beside} where the CPU build was asked for (PyTorch's CPU "
+        f"index was probably unreachable, and pip took PyPI's CUDA build). Fix: {remove}{CPU_TORCH_FIX}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m replicalab.install", description="Check what an install of the extras brought in."
+    )
+    parser.add_argument(
+        "--check-cpu-torch",
+        action="store_true",
+        help="exit 1, saying how to fix it, unless torch is the CPU build with no nvidia-* package",
+    )
+    args = parser.parse_args(argv)
+    if not args.check_cpu_torch:
+        parser.print_help()
+        return 2
+    problem = cpu_torch_problem()
+    if problem is not None:
+        print(f"Error: {problem}", file=sys.stderr)
+        return 1
+    print(f"torch {importlib.metadata.version('torch')}: the CPU build, no nvidia-* package")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

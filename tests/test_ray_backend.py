@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-pytest.importorskip("ray", reason="Ray is not installed: pip install -e '.[rllib]'")
+from replicalab.install import install_hint
+
+pytest.importorskip("ray", reason=f"Ray is not installed: {install_hint('rllib')}")
 
 import ray
 

@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="the [rllib] extra is not installed: pip install -e '.[rllib]'")
+from replicalab.install import install_hint
+
+pytest.importorskip("ray.rllib", reason=f"the [rllib] extra is not installed: {install_hint('rllib')}")
 
 import ray
 import torch

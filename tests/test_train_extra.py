@@ -1,6 +1,7 @@
 """The [train] extra brings sb3-contrib and the [rllib] extra ray[rllib] and torch, and `make extras`
 installs both after torch's CPU build: pip would otherwise resolve their torch to a CUDA build of
-several GB."""
+several GB. Every recipe for a torch extra ends with the check that the CPU build came in, which
+fails with the fix where pip fell back to a CUDA build."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from replicalab.install import TORCH_CPU_INDEX, TORCH_EXTRAS, install_hint
+from replicalab.install import CPU_TORCH_CHECK, CPU_TORCH_FIX, TORCH_CPU_INDEX, TORCH_EXTRAS, install_hint
 from tests.processes import REPO_ROOT
 
 
@@ -41,34 +42,88 @@ def test_make_extras_installs_the_train_extra_after_the_cpu_torch(tmp_path: Path
     assert "torch==2.13.0" in torch and f"--extra-index-url {TORCH_CPU_INDEX}" in torch
     extra_names = extras.split("[", 1)[1].split("]", 1)[0].split(",")
     assert {"train", "rllib"} <= set(extra_names)
-    assert dry_run.index(extras) < next(i for i, line in enumerate(dry_run) if ".ci/cpu_torch.py" in line)
+    check = CPU_TORCH_CHECK.removeprefix("python ")
+    assert dry_run.index(extras) < next(i for i, line in enumerate(dry_run) if check in line)
 
 
-def test_every_hint_for_a_torch_extra_names_the_cpu_index() -> None:
+def _texts() -> list[Path]:
+    """Every file a user reads an install command in: code, examples, tests, docs, the README."""
+    folders = ("replicalab", "envs", "baselines", "examples", "tests", "benchmarks")
+    found = [path for folder in folders for path in sorted((REPO_ROOT / folder).rglob("*.py"))]
+    return [*found, *sorted((REPO_ROOT / "docs").glob("*.md")), REPO_ROOT / "README.md"]
+
+
+def test_every_hint_for_a_torch_extra_names_the_cpu_index_and_checks_the_install() -> None:
     for extra in TORCH_EXTRAS:
-        assert install_hint(extra) == f"pip install 'replicalab[{extra}]' --extra-index-url {TORCH_CPU_INDEX}"
+        assert install_hint(extra) == (
+            f"pip install 'replicalab[{extra}]' --extra-index-url {TORCH_CPU_INDEX} && {CPU_TORCH_CHECK}"
+        )
     assert install_hint("llm") == "pip install 'replicalab[llm]'"
-    for folder in ("replicalab", "envs", "baselines", "examples"):
-        for path in (REPO_ROOT / folder).rglob("*.py"):
-            text = path.read_text(encoding="utf-8")
-            for extra in TORCH_EXTRAS:
-                for hint in re.findall(rf"pip install (?:-e )?'[^']*\[{extra}\]'[^\n]*", text):
-                    assert TORCH_CPU_INDEX in hint, f"{path.relative_to(REPO_ROOT)}: {hint}"
+    hints = 0
+    for path in _texts():
+        text = path.read_text(encoding="utf-8")
+        for extra in TORCH_EXTRAS:
+            # A command, not a test's search for one (a string that ends with the extra).
+            for hint in re.findall(rf"pip install (?:-e )?'[^']*\[{extra}\]'(?!\")[^\n]*", text):
+                hints += 1
+                where = f"{path.relative_to(REPO_ROOT)}: {hint}"
+                assert f"--extra-index-url {TORCH_CPU_INDEX} && {CPU_TORCH_CHECK}" in hint, where
+    assert hints >= 7  # the README, three docs pages, three examples
 
 
-def test_the_installed_torch_is_the_cpu_build() -> None:
-    """What `make extras` checks after installing (.ci/cpu_torch.py): CI runs it on every extra."""
+def test_the_check_passes_on_the_cpu_build() -> None:
+    """What `make extras` runs after installing: CI runs it on every extra."""
     torch = pytest.importorskip("torch", reason="torch comes with the train, trl and rllib extras")
     check = subprocess.run(
-        [sys.executable, str(REPO_ROOT / ".ci" / "cpu_torch.py")], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "replicalab.install", "--check-cpu-torch"], capture_output=True, text=True
     )
     assert check.returncode == 0, check.stderr
+    assert "the CPU build" in check.stdout
     assert torch.version.cuda is None
     assert not [
         d.metadata["Name"]
         for d in importlib.metadata.distributions()
         if (d.metadata["Name"] or "").lower().startswith(("nvidia-", "cuda-"))
     ]
+
+
+def _installed(site: Path, name: str, version: str) -> None:
+    """A distribution's metadata in `site`, as pip leaves it."""
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+
+
+@pytest.mark.parametrize(
+    ("torch", "beside", "named"),
+    [
+        ("2.14.1", ["nvidia-cublas-cu12", "nvidia-cudnn-cu12"], "nvidia-cublas-cu12 nvidia-cudnn-cu12"),
+        ("2.13.0+cu126", [], "2.13.0+cu126 is a CUDA build"),
+    ],
+)
+def test_a_cuda_build_where_the_cpu_build_was_asked_for_fails_with_the_fix(
+    tmp_path: Path, torch: str, beside: list[str], named: str
+) -> None:
+    # What pip leaves when PyTorch's CPU index is unreachable: PyPI's torch and its nvidia-*
+    # packages (or a +cu build), found first on the path as an install would be.
+    _installed(tmp_path, "torch", torch)
+    for name in beside:
+        _installed(tmp_path, name, "12.0")
+    check = subprocess.run(
+        [sys.executable, "-m", "replicalab.install", "--check-cpu-torch"],
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert check.returncode == 1
+    message = " ".join(check.stderr.split())
+    assert f"torch {torch} is a CUDA build" in message and named in message
+    assert CPU_TORCH_FIX in message
+
+
+def test_the_check_without_its_flag_shows_how_to_use_it() -> None:
+    check = subprocess.run([sys.executable, "-m", "replicalab.install"], capture_output=True, text=True)
+    assert check.returncode == 2 and "--check-cpu-torch" in check.stdout
 
 
 def test_the_rllib_extra_requires_ray_rllib_and_torch() -> None:

@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("trl", reason="the [trl] extra is not installed: pip install -e '.[trl]'")
+from replicalab.install import install_hint
+
+pytest.importorskip("trl", reason=f"the [trl] extra is not installed: {install_hint('trl')}")
 
 import torch
 from transformers import PreTrainedTokenizerFast
