@@ -34,18 +34,24 @@ return; `state["verdict"]` holds the verdict (`state_columns=["verdict"]` puts i
 limit ends it, and a turn limit of `max_rounds` would stop the rollout before its last move
 is played.
 
+## Supported versions
+verifiers >= 0.1.14, < 0.4: the classic `MultiTurnEnv` API this class subclasses. verifiers 0.4
+replaced that API with a new stack (`verifiers.v1`: `Env`, `Taskset`, `Harness`, agents) and
+keeps no `MultiTurnEnv`; under it, importing this module raises an `ImportError` that says so
+and how to install a supported release.
+
 ## Version History
 * v0: initial release.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 from collections.abc import Sequence
 from typing import Any
 
 import verifiers as vf
 from datasets import Dataset
-from verifiers.types import UserMessage
 
 from replicalab.envs.chat_episode import ChatEpisode, reward_config_of, scenario_ids
 from replicalab.episode import check_max_rounds
@@ -53,7 +59,15 @@ from replicalab.rewards import RewardConfig
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS
 from replicalab.scenarios.registry import check_split
 
+SUPPORTED = ">=0.1.14,<0.4"  # the [verifiers] extra's pin
 _EPISODE = "replicalab_episode"  # the state key of a rollout's ChatEpisode
+
+if not hasattr(vf, "MultiTurnEnv"):  # checked before the class below subclasses it
+    raise ImportError(
+        f"replicalab's verifiers environment needs verifiers {SUPPORTED}, whose MultiTurnEnv it "
+        f"subclasses; verifiers {importlib.metadata.version('verifiers')} is installed, which "
+        "replaced that API with verifiers.v1. Install a supported release: pip install 'verifiers<0.4'"
+    )
 
 
 def _text(message: Any) -> str:
@@ -104,10 +118,10 @@ class ReplicaLabEnv(vf.MultiTurnEnv):
         observation = chat.play(_text(messages[-1]) if messages else "")
         if observation is None:
             state["verdict"] = chat.episode.verdict
-            closing = [UserMessage(content=chat.closing_message())]
+            closing = [vf.UserMessage(content=chat.closing_message())]
             state["final_env_response"] = closing
             return closing
-        return [UserMessage(content=observation)]
+        return [vf.UserMessage(content=observation)]
 
 
 def load_environment(

@@ -127,3 +127,15 @@ def test_make_still_rebuilds_its_own_venv_and_a_failed_one(project: Path) -> Non
     assert _make(project, "venv").returncode == 0
     assert _make(project, "venv", python="b").returncode == 0  # another interpreter: its own venv
     assert _builds(project) == ["broken", "a", "b"]
+
+
+def test_the_readme_says_what_ci_runs() -> None:
+    steps = [
+        line.split("#")[0].strip()
+        for line in (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.startswith("make ")
+    ]
+    assert steps == ["make extras", "make test"]
+    readme = " ".join((REPO_ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "CI (.ci/run) runs `make extras` then `make test`" in readme
+    assert "exactly what CI runs" not in readme

@@ -7,10 +7,15 @@ what the Gymnasium text env gives for the same replies. Needs the `[verifiers]` 
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +27,7 @@ openai = pytest.importorskip("openai", reason="the [verifiers] extra is not inst
 
 from replicalab.agents import build_scientist_system_prompt  # noqa: E402
 from replicalab.envs.chat_episode import parse_scenario_id  # noqa: E402
-from replicalab.envs.verifiers_env import ReplicaLabEnv, load_environment  # noqa: E402
+from replicalab.envs.verifiers_env import SUPPORTED, ReplicaLabEnv, load_environment  # noqa: E402
 from replicalab.scenarios import generate_scenario  # noqa: E402
 from tests.chat_oracle import ACCEPT, GARBAGE, baseline_proposal, gymnasium_outcome  # noqa: E402
 
@@ -230,3 +235,33 @@ def test_verifiers_loads_the_environment_by_name() -> None:
     env = vf.load_environment("replicalab", split="validation", num_seeds=2)
     assert isinstance(env, ReplicaLabEnv)
     assert env.env_id == "replicalab"
+
+
+def test_the_supported_versions_are_the_extras_pin() -> None:
+    requirements = importlib.metadata.requires("replicalab") or []
+    (pin,) = [
+        r.split(";")[0] for r in requirements if r.startswith("verifiers") and 'extra == "verifiers"' in r
+    ]
+    assert set(pin.removeprefix("verifiers").split(",")) == set(SUPPORTED.split(","))
+    assert hasattr(vf, "MultiTurnEnv")  # the installed release is a supported one
+
+
+def test_a_release_without_the_classic_api_is_refused_with_the_fix(tmp_path: Path) -> None:
+    # verifiers 0.4 as installed: a package whose root holds only its version (the API moved to
+    # verifiers.v1), found first on the path.
+    package = tmp_path / "verifiers"
+    package.mkdir()
+    (package / "__init__.py").write_text('__version__ = "0.4.0"\n')
+    info = tmp_path / "verifiers-0.4.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: verifiers\nVersion: 0.4.0\n")
+    run = subprocess.run(
+        [sys.executable, "-c", "import replicalab.envs.verifiers_env"],
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 1
+    error = run.stderr.strip().splitlines()[-1]
+    assert error.startswith("ImportError:") and "verifiers 0.4.0 is installed" in error
+    assert f"verifiers {SUPPORTED}" in error and "pip install 'verifiers<0.4'" in error
