@@ -36,26 +36,46 @@ def test_the_tree_holds_no_symlink() -> None:
 
 
 def test_the_package_list_names_every_package_folder() -> None:
+    """Every folder of code, and every folder of data files (a package of its own to setuptools,
+    which warns at each build about one it is not told of)."""
     folders = _setuptools()["package-dir"]
-    assert isinstance(folders, dict)
+    data = _setuptools()["package-data"]
+    assert isinstance(folders, dict) and isinstance(data, dict)
     found = set()
     for name, folder in folders.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            parts = init.parent.relative_to(ROOT / folder).parts
-            found.add(".".join([name, *parts]))
+        for file in (ROOT / folder).rglob("*"):
+            if file.name == "__init__.py" or file.suffix == ".json":
+                parts = file.parent.relative_to(ROOT / folder).parts
+                found.add(".".join([name, *parts]))
     assert sorted(found) == sorted(_setuptools()["packages"])  # type: ignore[arg-type]
+    assert set(data) == {"replicalab.scenarios.data"} <= found
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel pip builds from the checkout, and what the build printed (-v shows setuptools')."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--wheel-dir", str(out), str(ROOT)],
         check=True,
         capture_output=True,
+        text=True,
     )
-    (built,) = out.glob("replicalab-*.whl")
-    return built
+    (wheel,) = out.glob("replicalab-*.whl")
+    return wheel, built.stdout + built.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(build: tuple[Path, str]) -> Path:
+    return build[0]
+
+
+@pytest.mark.slow
+def test_the_build_warns_of_no_package_left_out(build: tuple[Path, str]) -> None:
+    _, printed = build
+    assert "Building wheel for replicalab" in printed  # the build's own output is there
+    assert "absent from the `packages` configuration" not in printed
+    assert "Package would be ignored" not in printed
 
 
 @pytest.mark.slow
