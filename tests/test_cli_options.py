@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,39 @@ def test_evaluate_on_ray_without_ray_says_how_to_install_it(
     )
     message = _error(runner, 1, "evaluate", *TINY, "--backend", "ray")
     assert f"--backend ray needs Ray: {install_hint('rllib')}" in message
+
+
+CACHED_EXTRA_USERS = ("replicalab.baselines.evaluation.html_report", "replicalab.baselines.server")
+
+
+@pytest.mark.parametrize(
+    ("missing", "args", "hint"),
+    [
+        ("uvicorn", ["serve"], install_hint("server")),
+        ("sb3_contrib", ["train", "--out", "OUT", "--steps", "8"], install_hint("train")),
+        ("plotly", ["report", "LOG"], install_hint("report")),
+        ("ray", ["evaluate", *TINY, "--backend", "ray"], install_hint("rllib")),
+    ],
+)
+def test_a_missing_extra_ends_every_command_alike(
+    runner: CliRunner,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    missing: str,
+    args: list[str],
+    hint: str,
+) -> None:
+    """A missing extra is not a bad option: exit 1 and one line giving the install command."""
+    monkeypatch.setitem(sys.modules, missing, None)  # `import` of it raises ImportError
+    for module in [name for name in sys.modules if name.startswith(CACHED_EXTRA_USERS)]:
+        monkeypatch.delitem(sys.modules, module)  # imported again, as a fresh process would
+    log = tmp_path / "run.jsonl"
+    log.write_text("")
+    args = [str(tmp_path) if a == "OUT" else str(log) if a == "LOG" else a for a in args]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
+    assert hint in " ".join(result.output.split())
+    assert "Usage:" not in result.output and result.output.strip().startswith("Error: ")
 
 
 # --------------------------------------------------------------------------- evaluate --out

@@ -10,6 +10,7 @@ import typer
 
 from replicalab.baselines.cli.errors import USAGE, fail
 from replicalab.baselines.cli.options import split_names
+from replicalab.install import install_hint
 
 TOKEN_ENV = "REPLICALAB_TOKEN"
 
@@ -68,7 +69,7 @@ def serve(
         from replicalab.baselines.server.run import serve as run
         from replicalab.baselines.server.settings import ServerSettings, is_loopback
     except ImportError as exc:
-        fail(f"serve needs the server extra: pip install 'replicalab[server]' ({exc})", USAGE)
+        fail(f"serve needs the [server] extra: {install_hint('server')} ({exc})", 1)
     settings = _settings(ServerSettings, options)
     if settings.token is None and not is_loopback(host):
         fail(
