@@ -198,7 +198,7 @@ def feature_names(agent: str, templates: Sequence[str] | None = None) -> list[st
 
 
 def _clip(value: float) -> float:
-    return -1.0 if value < -1.0 else 1.0 if value > 1.0 else value
+    return 0.0 if value < 0.0 else 1.0 if value > 1.0 else value
 
 
 class Observer:

@@ -7,7 +7,7 @@
 | Parallel API | yes (`replicalab_v1.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
 | Agents | `agents = ['scientist', 'lab_manager']` |
 | Action shape | scientist: `MultiDiscrete` of 41 components (flat mask of 218), or text (JSON); lab_manager: `Discrete(4)` |
-| Observation shape | `{"observation": Box(-1, 1, (F,), float32), "action_mask": Box(0, 1, (M,), int8)}`, plus `"prompt": Text` in text mode |
+| Observation shape | `{"observation": Box(0, 1, (F,), float32), "action_mask": Box(0, 1, (M,), int8)}`, plus `"prompt": Text` in text mode |
 
 ## Description
 A Scientist negotiates an experiment protocol with a Lab Manager who answers from the lab's

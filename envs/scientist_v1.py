@@ -4,7 +4,7 @@
 |---|---|
 | Id | `gymnasium.make("ReplicaLab/Scientist-v1")` after `import replicalab.envs` (or `gymnasium.make("replicalab.envs:ReplicaLab/Scientist-v1")`) |
 | Action space | `FlatMaskMultiDiscrete` (structured, default) or `Text` (`action_mode="text"`) |
-| Observation space | `Dict(observation=Box(-1, 1, (F,)), action_mask=Box(0, 1, (M,), int8))`, plus `prompt=Text` in text mode |
+| Observation space | `Dict(observation=Box(0, 1, (F,)), action_mask=Box(0, 1, (M,), int8))`, plus `prompt=Text` in text mode |
 
 ## Description
 The Scientist's side of the negotiation, single-agent: after each Scientist move the grounded

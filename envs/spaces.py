@@ -129,10 +129,15 @@ def _mask_box(size: int) -> spaces.Box:
     return spaces.Box(0, 1, shape=(size,), dtype=np.int8)
 
 
+def _feature_box(size: int) -> spaces.Box:
+    """Every feature is a flag, a share or an amount over its scale, clipped to [0, 1]."""
+    return spaces.Box(0.0, 1.0, shape=(size,), dtype=np.float32)
+
+
 def scientist_observation_space(action_mode: str, n_features: int) -> spaces.Dict:
     """Features and mask; text mode adds the prompt under `prompt` (PettingZoo's API test
     requires the `observation` entry to be an array, so the prompt cannot take its place)."""
-    features = spaces.Box(-1.0, 1.0, shape=(n_features,), dtype=np.float32)
+    features = _feature_box(n_features)
     if action_mode == "text":
         return spaces.Dict(
             {
@@ -147,7 +152,7 @@ def scientist_observation_space(action_mode: str, n_features: int) -> spaces.Dic
 def lab_manager_observation_space(n_features: int) -> spaces.Dict:
     return spaces.Dict(
         {
-            "observation": spaces.Box(-1.0, 1.0, shape=(n_features,), dtype=np.float32),
+            "observation": _feature_box(n_features),
             "action_mask": _mask_box(len(LAB_MANAGER_ACTION_TYPES)),
         }
     )

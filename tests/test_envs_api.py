@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -267,3 +268,24 @@ def test_log_json_round_trips_byte_for_byte(mode: str) -> None:
         play(env, seed, ("random", "noisy", "baseline")[seed % 3])
         text = env.episode.to_log().model_dump_json()
         assert EpisodeLog.model_validate_json(text).model_dump_json() == text
+
+
+@pytest.mark.parametrize("mode", ["structured", "text"])
+def test_the_feature_space_is_the_documented_0_to_1(mode: str) -> None:
+    env = replicalab_v1.env(action_mode=mode)
+    gym_env = gym.make("ReplicaLab/Scientist-v1", action_mode=mode)
+    boxes = [env.observation_space(agent)["observation"] for agent in env.possible_agents]
+    boxes.append(gym_env.observation_space["observation"])  # type: ignore[index]
+    for box in boxes:
+        assert float(box.low.min()) == float(box.low.max()) == 0.0
+        assert float(box.high.min()) == float(box.high.max()) == 1.0
+    if mode == "structured":  # the values an episode of random legal moves observes
+        env.reset(seed=3)
+        for agent in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            assert env.observation_space(agent)["observation"].contains(observation["observation"])
+            action = env.action_space(agent).sample(observation["action_mask"])
+            env.step(None if terminated or truncated else action)
+    assert "Every value lies in [0, 1], the bounds of its space (`Box(0, 1)`)" in " ".join(
+        (Path(__file__).resolve().parent.parent / "docs" / "observation-features.md").read_text().split()
+    )
