@@ -6,7 +6,8 @@ shown with every character a terminal would act on (escape sequences, other cont
 bidirectional overrides, lone surrogates) written as its Python escape (`\\x1b` for ESC); tabs and
 line feeds are wrapped like spaces. The transcript itself is never changed.
 
-"rgb_array" draws the same text into a fixed-size image (the newest lines that fit), so the modes
+"rgb_array" draws the same text into a fixed-size image (the scenario and round lines, then the
+newest transcript lines that fit), so the modes
 Stable-Baselines3's `make_vec_env` and Gymnasium's video wrappers ask for work too.
 """
 
@@ -23,7 +24,8 @@ _ROLE = {"scientist": "Scientist", "lab_manager": "Lab Manager", "system": "Syst
 RENDER_MODES = ("ansi", "human", "rgb_array")
 # The frame every "rgb_array" render returns, in pixels (height, width): one size for a whole video.
 FRAME_SHAPE = (480, 800)
-_FRAME_LINES = 32  # transcript lines drawn in a frame; older ones scroll off the top
+_FRAME_LINES = 32  # lines drawn in a frame; older transcript lines scroll off below the header
+_HEADER_LINES = 2  # the scenario id and title, the round and who moves next: kept in every frame
 Frame = npt.NDArray[np.uint8]  # an "rgb_array" render: (height, width, 3)
 
 
@@ -43,8 +45,16 @@ def render(render_mode: str | None, episode: Episode | None) -> str | Frame | No
         print(text)
         return None
     if render_mode == "rgb_array":
-        return text_frame(text)
+        return text_frame(frame_text(text))
     return text
+
+
+def frame_text(transcript: str) -> str:
+    """What a frame shows of a rendered transcript: its header, then its newest lines that fit."""
+    lines = transcript.splitlines()
+    if len(lines) <= _FRAME_LINES:
+        return transcript
+    return "\n".join(lines[:_HEADER_LINES] + lines[len(lines) - _FRAME_LINES + _HEADER_LINES :])
 
 
 def text_frame(text: str) -> Frame:

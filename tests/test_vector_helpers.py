@@ -14,7 +14,7 @@ import pytest
 
 import replicalab.envs
 from replicalab.envs import replicalab_v1
-from replicalab.envs.render import FRAME_SHAPE
+from replicalab.envs.render import FRAME_SHAPE, frame_text
 
 ENV_ID = replicalab.envs.SCIENTIST_ENV_ID
 
@@ -106,3 +106,19 @@ def test_the_multi_agent_env_renders_rgb_array_too() -> None:
     env.reset(seed=0)
     frame = env.render()
     assert isinstance(frame, np.ndarray) and frame.shape == (*FRAME_SHAPE, 3)
+
+
+def test_a_frame_keeps_the_scenario_and_round_once_the_transcript_overflows() -> None:
+    env = replicalab_v1.env(render_mode="ansi", max_rounds=12)
+    env.reset(seed=0)
+    for number, agent in enumerate(env.possible_agents):
+        env.action_space(agent).seed(number)
+    for agent in env.agent_iter():
+        observation, _, terminated, truncated, _ = env.last()
+        action = env.action_space(agent).sample(observation["action_mask"])
+        env.step(None if terminated or truncated else action)
+    transcript = str(env.render()).splitlines()
+    shown = frame_text("\n".join(transcript)).splitlines()
+    assert len(transcript) > 40 and len(shown) == 32  # more than a frame holds
+    assert shown[:2] == transcript[:2] and shown[2:] == transcript[-30:]
+    assert shown[0].startswith("== ") and shown[1].lstrip().startswith("round ")  # id, title; round
