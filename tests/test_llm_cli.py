@@ -202,3 +202,15 @@ def test_a_run_stops_after_max_failures_in_a_row_and_resume_finishes_it(
     resumed = evaluate(stub, *args, "--resume")
     assert resumed.exit_code == 0, resumed.output
     assert "(4 episodes, 2 resumed)" in resumed.stdout and out.read_bytes() == clean.read_bytes()
+
+
+def test_a_server_that_never_answers_fails_the_check_after_one_retry(tmp_path: Path) -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        command = ["evaluate", *CELLS, "-s", "llm", "--base-url", url, "--model", "m"]
+        result = CliRunner().invoke(app, [*command, "--timeout", "0.2", "--http-retries", "5"])
+    assert result.exit_code == 1, result.output
+    message = " ".join(result.output.split())
+    assert "no answer within 0.2 s (after 1 retry)" in message  # not 5: the check keeps to one

@@ -184,12 +184,22 @@ def check_servers(
 
 
 _PING = ({"role": "system", "content": "Reply with OK."}, {"role": "user", "content": "OK?"})
+CHECK_TIMEOUT_S = 30.0
+"""Longest wait for the check's one-token answer, per try: a ready server answers it in well
+under a second, and one that accepts connections but never answers fails the check in about a
+minute (two tries), not after --timeout × (--http-retries + 1)."""
 
 
 def check_server(config: BackendConfig) -> None:
-    """One short request to the server of `config`, with its retries, before any episode: a
+    """One short request to the server of `config`, with one retry, before any episode: a
     ValueError naming the URL, the model and what failed, rather than a run of refused moves."""
-    backend = ChatBackend(config.model_copy(update={"max_tokens": 1, "max_failures": None}))
+    bounded = {
+        "max_tokens": 1,
+        "max_failures": None,
+        "timeout_s": min(config.timeout_s, CHECK_TIMEOUT_S),
+        "max_retries": min(config.max_retries, 1),
+    }
+    backend = ChatBackend(config.model_copy(update=bounded))
     try:
         backend.complete_sync(_PING)
     except LLMCallError as error:
