@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.training.figures import clipped_band, score_range
+from replicalab.baselines.training.figures import clipped_band, return_range, score_range
 from replicalab.baselines.training.maskable_ppo import (
     N_STEPS,
     CurvePoint,
@@ -176,3 +176,9 @@ def test_the_band_stays_inside_the_scores_range() -> None:
     assert low == 0.0 and high == 11.75  # 10 x a perfect plan, the checks bonus, three rounds saved
     lows, highs = clipped_band([0.2, 5.0, 11.5], [0.9, 1.0, 0.6], (low, high))
     assert lows == [0.0, 4.0, 10.9] and highs == pytest.approx([1.1, 6.0, 11.75])
+
+
+def test_the_return_axis_is_never_narrower_than_the_scores_range() -> None:
+    low, high = score_range()
+    assert return_range([2.01, 2.02, 2.0]) == (low, high)  # noise stays noise on a 0-11.75 axis
+    assert return_range([-3.0, 1.0]) == (-3.0, high) and return_range([5.0, 14.5]) == (low, 14.5)

@@ -25,6 +25,14 @@ def score_range(max_rounds: int = DEFAULT_MAX_ROUNDS) -> tuple[float, float]:
     return 0.0, best
 
 
+def return_range(returns: Sequence[float], max_rounds: int = DEFAULT_MAX_ROUNDS) -> tuple[float, float]:
+    """The return axis's range: the score's whole range, widened to every return drawn. Returns
+    under most reward configs are of the score's size, and an axis fitted to a few points would
+    blow their noise up into swings."""
+    low, high = score_range(max_rounds)
+    return min(low, *returns), max(high, *returns)
+
+
 def clipped_band(
     means: Sequence[float], half_widths: Sequence[float], bounds: tuple[float, float]
 ) -> tuple[list[float], list[float]]:
@@ -47,7 +55,8 @@ def new_figure() -> Figure:
 
 def plot_training_curve(curve: Sequence[Point], path: Path, title: str) -> None:
     """One run's curve: the validation judge score (left axis, on its whole range) and the mean
-    return under the run's reward config (right axis), against the steps trained."""
+    return under the run's reward config (right axis, on at least that range), against the steps
+    trained."""
     figure = new_figure()
     score_axis = figure.subplots()
     steps = [step for step, _, _ in curve]
@@ -56,7 +65,9 @@ def plot_training_curve(curve: Sequence[Point], path: Path, title: str) -> None:
     score_axis.set_xlabel("environment steps")
     score_axis.set_ylabel("judge score, validation split (mean)", color="C0")
     return_axis = score_axis.twinx()
-    return_axis.plot(steps, [ret for _, _, ret in curve], linestyle="--", color="C1")
+    returns = [ret for _, _, ret in curve]
+    return_axis.plot(steps, returns, linestyle="--", color="C1")
+    return_axis.set_ylim(*return_range(returns))
     return_axis.set_ylabel("Scientist return (mean)", color="C1")
     score_axis.set_title(title, fontsize="medium")
     score_axis.grid(alpha=0.3)
