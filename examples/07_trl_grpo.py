@@ -51,6 +51,9 @@ trainer = GRPOTrainer(
     rollout_func=rollout_func(max_rounds=2),
 )
 trainer.train()
-for log in trainer.state.log_history:
-    if "reward" in log:
-        print(f"step {log['step']}: mean return {log['reward']:+.2f}, {log['num_tokens']:.0f} tokens seen")
+steps = [log for log in trainer.state.log_history if "reward" in log]
+for log in steps:
+    spread, loss = log["reward_std"], log["loss"]
+    print(f"step {log['step']}: mean return {log['reward']:+.2f} (spread {spread:.2f}), loss {loss:.2f}")
+if all(log["reward_std"] == 0 for log in steps):  # see the docstring: a real policy's returns differ
+    print("Every rollout of a group returned the same: GRPO's advantages, loss and gradients are 0.")
