@@ -171,6 +171,25 @@ def occurs(phrase: str, spaced_text: str) -> bool:
     return needle != "  " and needle in spaced_text
 
 
+_COPULAS = frozenset(["is", "are", "was", "were", "be", "been"])
+
+
+def stated_without_denial(phrase: str, text: str) -> bool:
+    """True when `phrase` occurs in `text` at least once that no negation denies: none in the
+    words just before it ("we did not use X"), and none right after it, alone or behind a form
+    of "to be" ("X was never used"). "X with no common factor" still states X."""
+    tokens, sentence_of = _sentence_tokens(text)
+    for start in _find(words(phrase), tokens):
+        end = start + len(words(phrase))
+        after = [end] if end < len(tokens) else []
+        if after and tokens[end] in _COPULAS and end + 1 < len(tokens):
+            after.append(end + 1)
+        near = [*range(max(0, start - _NEGATION_WINDOW), start), *after]
+        if not any(sentence_of[i] == sentence_of[start] and tokens[i] in NEGATIONS for i in near):
+            return True
+    return False
+
+
 def affirmed(phrase: str, text: str) -> bool:
     """True when `phrase` occurs in `text` at least once without a negation just before it in
     the same sentence (a "no" that ends one sentence does not deny what opens the next)."""

@@ -192,6 +192,12 @@ def _broken_family(tmp_path: Path, change: str) -> str:
     case = data["cases"][3]  # type: ignore[index]
     if change == "clue":
         case["techniques"][1]["clue"] = "The study used something else entirely."
+    elif change == "denied":
+        name = case["techniques"][1]["name"]
+        case["techniques"][1]["clue"] = f"The study did not use {name}."
+    elif change == "denied after":
+        name = case["techniques"][1]["name"]
+        case["techniques"][1]["clue"] = f"{name.capitalize()} was never part of the study."
     elif change == "negated":
         case["elements"][0]["negated"] = "The study skipped it."
     elif change == "infinite":
@@ -205,6 +211,8 @@ def _broken_family(tmp_path: Path, change: str) -> str:
     ("change", "said"),
     [
         ("clue", "cases.3.techniques.1: Value error, clue: must name"),
+        ("denied", "cases.3.techniques.1: Value error, clue: must affirm"),
+        ("denied after", "cases.3.techniques.1: Value error, clue: must affirm"),
         ("negated", "cases.3.elements.0: Value error, negated: must name"),
         ("infinite", "target_range of {case}: must be finite numbers, got [inf, inf]"),
         ("reversed", "target_range of {case}: must be [low, high], got [0.9, 0.1]"),

@@ -3,10 +3,11 @@ exactly what `mentions` says text by text (validation and the judge rely on it).
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replicalab.text import mentions, occurs, spaced
+from replicalab.text import mentions, occurs, spaced, stated_without_denial
 
 VOCABULARY = ["live", "trading", "code", "review", "no", "test-set", "it's", "a", "B", "", "  "]
 SEPARATORS = [" ", "  ", ", ", "-", ". ", "\n", "/"]
@@ -31,3 +32,18 @@ def test_phrases_do_not_span_two_texts() -> None:
     assert occurs("trading", joined) and occurs("no live", joined)
     assert not occurs("", joined) and not occurs(" ,", joined)
     assert occurs("Code Review", spaced("independent code-review, code review"))
+
+
+@pytest.mark.parametrize(
+    ("text", "stated"),
+    [
+        ("Each run uses the held-out split.", True),
+        ("Each run uses the held-out split with no tuning on it.", True),
+        ("We did not use the held-out split.", False),
+        ("The held-out split was never used.", False),
+        ("The held-out split not being public, we built our own.", False),
+        ("The held-out split was not public; the held-out split is used at the end.", True),
+    ],
+)
+def test_a_statement_is_a_mention_no_negation_denies(text: str, stated: bool) -> None:
+    assert stated_without_denial("held-out split", text) is stated

@@ -33,6 +33,7 @@ from replicalab.models import (
     TimeLimit,
     check_budget,
 )
+from replicalab.text import stated_without_denial
 
 MAX_TECHNIQUE_CANDIDATES = 4  # technique variants a case may list
 MAX_ELEMENT_CANDIDATES = 8  # candidate elements a case may list
@@ -70,11 +71,15 @@ class Choice(Contract):
 
     @model_validator(mode="after")
     def _sentences_name_the_choice(self) -> Choice:
-        """A reader finds a choice only through a sentence that names it (case aside)."""
+        """A reader finds a choice only through a sentence that names it (case aside), and the
+        clue is what the paper says the study did: a clue that denies its choice would tell the
+        reader the opposite of the study the generator drew."""
         for field in ("clue", "negated"):
             sentence = getattr(self, field, None)
             if sentence is not None and self.name.lower() not in sentence.lower():
                 raise ValueError(f"{field}: must name {self.name!r} verbatim, got {sentence!r}")
+        if not stated_without_denial(self.name, self.clue):
+            raise ValueError(f"clue: must affirm {self.name!r}, but a negation governs it in {self.clue!r}")
         return self
 
 
