@@ -56,54 +56,76 @@ def cues(paper: Paper, name: str) -> tuple[Cue, ...]:
 
 
 class _Sentence(NamedTuple):
+    """What the reader takes from one sentence, whatever method it stands in."""
+
     spaced: str  # `replicalab.text.spaced` of it
     tokens: tuple[str, ...]
     bag: frozenset[str]
+    negation: bool
+    contrast: bool
+    hedge: bool
+    pair_at: int  # the position of its first "and" (its length without one)
+
+
+@lru_cache(maxsize=8192)  # sentences recur across packs: a case's methods are written from a few
+def _sentence(text: str) -> _Sentence:
+    tokens = words(text)
+    bag = frozenset(tokens)
+    return _Sentence(
+        spaced(text),
+        tokens,
+        bag,
+        not bag.isdisjoint(NEGATIONS),
+        not bag.isdisjoint(CONTRAST),
+        not bag.isdisjoint(HEDGE),
+        tokens.index("and") if "and" in bag else len(tokens),
+    )
+
+
+class _Read(NamedTuple):
+    sentence: _Sentence
     former: bool  # it or the next sentence says "former"
     latter: bool  # ... or "latter"
 
 
-@lru_cache(maxsize=256)  # a pack's method is read for each of its candidates in turn
-def _parsed(method: str) -> tuple[_Sentence, ...]:
-    """Each sentence of `method` with its words (in order, spaced and as a set) and whether it
-    or the next sentence refers back to the former or the latter of a pair."""
-    split = [(sentence, words(sentence)) for sentence in sentences(method)]
-    bags = [frozenset(tokens) for _, tokens in split]
+@lru_cache(maxsize=16)  # a pack's method is read for each of its candidates in turn
+def _parsed(method: str) -> tuple[_Read, ...]:
+    """Each sentence of `method`, and whether it or the next sentence refers back to the former
+    or the latter of a pair."""
+    read = [_sentence(text) for text in sentences(method)]
+    bags = [sentence.bag for sentence in read]
     return tuple(
-        _Sentence(
-            spaced(sentence),
-            tokens,
-            bag,
+        _Read(
+            sentence,
             "former" in bag or "former" in following,
             "latter" in bag or "latter" in following,
         )
-        for (sentence, tokens), bag, following in zip(split, bags, [*bags[1:], frozenset()], strict=True)
+        for sentence, bag, following in zip(read, bags, [*bags[1:], frozenset()], strict=True)
     )
 
 
-@lru_cache(maxsize=16384)  # (method, candidate) pairs recur across the packs of a case
 def _cues(method: str, name: str) -> tuple[Cue, ...]:
     wanted = content_words(name)
     found = []
-    for number, (joined, tokens, bag, former, latter) in enumerate(_parsed(method)):
+    for number, (sentence, former, latter) in enumerate(_parsed(method)):
+        bag = sentence.bag
         if bag.isdisjoint(wanted):  # most sentences: no set built
             continue
         present = wanted & bag
         if len(present) < PARTIAL * len(wanted):
             continue
-        start = min(map(tokens.index, present))
-        pair_at = tokens.index("and") if "and" in bag else len(tokens)
+        start = min(map(sentence.tokens.index, present))
         found.append(
             Cue(
                 number,
-                occurs(name, joined),
+                occurs(name, sentence.spaced),
                 len(present) / len(wanted),
-                not bag.isdisjoint(NEGATIONS),
-                not bag.isdisjoint(CONTRAST),
-                not bag.isdisjoint(HEDGE),
+                sentence.negation,
+                sentence.contrast,
+                sentence.hedge,
                 former,
                 latter,
-                (former or latter) and start < pair_at,
+                (former or latter) and start < sentence.pair_at,
             )
         )
     return tuple(found)
