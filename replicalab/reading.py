@@ -82,38 +82,42 @@ def _sentence(text: str) -> _Sentence:
     )
 
 
-class _Read(NamedTuple):
-    sentence: _Sentence
-    former: bool  # it or the next sentence says "former"
-    latter: bool  # ... or "latter"
+class _Method(NamedTuple):
+    sentences: tuple[_Sentence, ...]
+    bags: tuple[frozenset[str], ...]  # each sentence's words
+    former: tuple[bool, ...]  # each sentence: it or the next one says "former"
+    latter: tuple[bool, ...]  # ... or "latter"
+    words: frozenset[str]  # every word of the method
 
 
 @lru_cache(maxsize=16)  # a pack's method is read for each of its candidates in turn
-def _parsed(method: str) -> tuple[_Read, ...]:
-    """Each sentence of `method`, and whether it or the next sentence refers back to the former
-    or the latter of a pair."""
-    read = [_sentence(text) for text in sentences(method)]
-    bags = [sentence.bag for sentence in read]
-    return tuple(
-        _Read(
-            sentence,
-            "former" in bag or "former" in following,
-            "latter" in bag or "latter" in following,
-        )
-        for sentence, bag, following in zip(read, bags, [*bags[1:], frozenset()], strict=True)
+def _parsed(method: str) -> _Method:
+    read = tuple(_sentence(text) for text in sentences(method))
+    bags = tuple(sentence.bag for sentence in read)
+    following = [*bags[1:], frozenset()]
+    return _Method(
+        read,
+        bags,
+        tuple("former" in bag or "former" in after for bag, after in zip(bags, following, strict=True)),
+        tuple("latter" in bag or "latter" in after for bag, after in zip(bags, following, strict=True)),
+        frozenset().union(*bags),
     )
 
 
 def _cues(method: str, name: str) -> tuple[Cue, ...]:
     wanted = content_words(name)
+    parsed = _parsed(method)
+    if parsed.words.isdisjoint(wanted):  # a third of the candidates: named nowhere
+        return ()
     found = []
-    for number, (sentence, former, latter) in enumerate(_parsed(method)):
-        bag = sentence.bag
+    for number, bag in enumerate(parsed.bags):
         if bag.isdisjoint(wanted):  # most sentences: no set built
             continue
         present = wanted & bag
         if len(present) < PARTIAL * len(wanted):
             continue
+        sentence = parsed.sentences[number]
+        former, latter = parsed.former[number], parsed.latter[number]
         start = min(map(sentence.tokens.index, present))
         found.append(
             Cue(
