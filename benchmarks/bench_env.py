@@ -8,8 +8,8 @@
    of the fastest env timing to the fastest domain timing (timeit's estimator: the least
    disturbed run) is printed beside it. `benchmarks.instructions` counts the same rounds'
    instructions, which no neighbour can disturb. The same rounds with PettingZoo's stock
-   wrappers, paired likewise, tell what kind of machine this is: the issue that set the targets
-   puts those wrappers at about 35 µs a step on its machine.
+   wrappers (order enforcing, out-of-bounds assertion), paired likewise, price what the env
+   saves by checking its own input: the cost of those wrappers per agent step.
 2. Baseline Scientist vs grounded Lab Manager, whole episodes through `env()` (reset included),
    after a warm-up, on seeds no run has played (`steady_rates`), and the same episodes on the
    `Episode` alone: what the env adds to a whole episode.
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,7 @@ from replicalab.envs.spaces import (
 from replicalab.episode import Episode
 from replicalab.models import ScientistAction
 from replicalab.moves import LAB_MANAGER_ACTION_TYPES
-from replicalab.scenarios import generate_scenario
+from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, NormalizedScenarioPack, generate_scenario
 
 ROUNDS = 400
 PAIRS = 15
@@ -83,7 +84,7 @@ def grounded_stance(env: replicalab_v1.raw_env) -> int:
 
 def time_rounds_env(vec: np.ndarray, rounds: int = ROUNDS, *, stock_wrappers: bool = False) -> float:
     """Seconds per round through `env()`; `stock_wrappers` adds PettingZoo's usual pair
-    (order enforcing, out-of-bounds assertion), the yardstick the issue gives a machine by."""
+    (order enforcing, out-of-bounds assertion)."""
     env: Any = replicalab_v1.env(templates=["ml_benchmark"], difficulties=["medium"], max_rounds=10**6)
     raw = env
     if stock_wrappers:
@@ -123,31 +124,71 @@ def paired_wrappers(vec: np.ndarray, pairs: int = PAIRS) -> list[tuple[float, fl
     return [(time_rounds_env(vec, stock_wrappers=True), time_rounds_env(vec)) for _ in range(pairs)]
 
 
-def episodes_per_second(first_seed: int, n: int = EPISODES, *, reseed: bool = False) -> float:
+def episodes_per_second(
+    first_seed: int,
+    n: int = EPISODES,
+    *,
+    reseed: bool = False,
+    num_train_scenarios: int | None = None,
+) -> float:
     """Baseline Scientist vs grounded Lab Manager through `env()`, `n` episodes never played
     before. As Gymnasium advises, the env is seeded once and then reset without a seed, its
     generator drawing each next scenario; `reseed=True` passes a new seed at every reset
-    instead (evaluation over a list of seeds), which adds a generator per episode."""
-    env = replicalab_v1.env()
+    instead (evaluation over a list of seeds), which adds a generator per episode.
+
+    With `num_train_scenarios` the scenarios recur: the env first plays every scenario of the
+    capped set once (untimed), so the timed episodes find each one as a long training run on a
+    capped split does, already made and already played."""
+    env = replicalab_v1.env(num_train_scenarios=num_train_scenarios)
+    if num_train_scenarios is not None:
+        for options in capped_scenarios(num_train_scenarios):
+            env.reset(options=options)
+            _play_env(env)
     start = time.perf_counter()
     for seed in range(first_seed, first_seed + n):
         env.reset(seed=seed if reseed or seed == first_seed else None)
-        for agent in env.agent_iter():
-            _, _, terminated, truncated, _ = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            episode = env.unwrapped.episode
-            if agent == "scientist":
-                env.step(build_baseline_scientist_action(episode.scientist_observation()))
-            else:
-                env.step(grounded_lab_response(episode))
+        _play_env(env)
     return n / (time.perf_counter() - start)
 
 
-def scenario_cells(first_seed: int, n: int = EPISODES) -> list[tuple[int, str, str]]:
+def _play_env(env: replicalab_v1.raw_env) -> None:
+    """The episode `env` was reset to, baseline Scientist vs grounded Lab Manager."""
+    for agent in env.agent_iter():
+        _, _, terminated, truncated, _ = env.last()
+        if terminated or truncated:
+            env.step(None)
+            continue
+        episode = env.unwrapped.episode
+        if agent == "scientist":
+            env.step(build_baseline_scientist_action(episode.scientist_observation()))
+        else:
+            env.step(grounded_lab_response(episode))
+
+
+def _play_domain(episode: Episode) -> None:
+    while not episode.done:
+        if episode.agent_selection == "scientist":
+            episode.step(build_baseline_scientist_action(episode.scientist_observation()))
+        else:
+            episode.step(grounded_lab_response(episode))
+
+
+def capped_scenarios(num_train_scenarios: int) -> list[dict[str, Any]]:
+    """Reset options that pin, one by one, every scenario of a default env capped at
+    `num_train_scenarios` seeds."""
+    return [
+        {"template": template, "difficulty": level, "scenario_seed": seed}
+        for template in BUILTIN_TEMPLATES
+        for level in DIFFICULTIES
+        for seed in range(num_train_scenarios)
+    ]
+
+
+def scenario_cells(
+    first_seed: int, n: int = EPISODES, num_train_scenarios: int | None = None
+) -> list[tuple[int, str, str]]:
     """(scenario seed, template, difficulty) of the episodes `episodes_per_second` plays."""
-    env = replicalab_v1.env()
+    env = replicalab_v1.env(num_train_scenarios=num_train_scenarios)
     cells = []
     for seed in range(first_seed, first_seed + n):
         env.reset(seed=seed if seed == first_seed else None)
@@ -156,18 +197,31 @@ def scenario_cells(first_seed: int, n: int = EPISODES) -> list[tuple[int, str, s
     return cells
 
 
-def domain_episodes_per_second(cells: list[tuple[int, str, str]]) -> float:
+def domain_episodes_per_second(
+    cells: list[tuple[int, str, str]],
+    packs: Mapping[tuple[int, str, str], NormalizedScenarioPack] | None = None,
+) -> float:
     """The same episodes as `episodes_per_second` on the `Episode` alone: the pack, the policies,
-    the rules and the judge, without the env's draws, codec, observations and bookkeeping."""
+    the rules and the judge, without the env's draws, codec, observations and bookkeeping. A
+    cell found in `packs` plays that pack instead of generating one."""
+    made = {} if packs is None else packs
     start = time.perf_counter()
     for cell in cells:
-        episode = Episode(generate_scenario(*cell))
-        while not episode.done:
-            if episode.agent_selection == "scientist":
-                episode.step(build_baseline_scientist_action(episode.scientist_observation()))
-            else:
-                episode.step(grounded_lab_response(episode))
+        pack = made.get(cell)
+        _play_domain(Episode(generate_scenario(*cell) if pack is None else pack))
     return len(cells) / (time.perf_counter() - start)
+
+
+def capped_packs(num_train_scenarios: int) -> dict[tuple[int, str, str], NormalizedScenarioPack]:
+    """Every scenario of a default env capped at `num_train_scenarios` seeds, keyed like
+    `scenario_cells`' cells, each played once on the `Episode` alone (the warm-up that
+    `episodes_per_second` gives a capped env)."""
+    packs = {}
+    for options in capped_scenarios(num_train_scenarios):
+        cell = (options["scenario_seed"], options["template"], options["difficulty"])
+        packs[cell] = generate_scenario(*cell)
+        _play_domain(Episode(packs[cell]))
+    return packs
 
 
 def steady_rates() -> dict[str, list[float]]:
@@ -187,7 +241,7 @@ def steady_rates() -> dict[str, list[float]]:
 
 
 def main() -> None:
-    pin_to_one_core()  # the targets are per core
+    pin_to_one_core()  # the rates are per core
     vec, action = _revision()
     pairs = paired_rounds(vec, action)
     env_times, domain_times = [e for e, _ in pairs], [d for _, d in pairs]
@@ -208,7 +262,7 @@ def main() -> None:
     )
     print(
         f"PettingZoo's stock wrappers would add {statistics.median(wrapped) * 1e6:.1f} µs per agent step "
-        f"(median of {PAIRS} pairs; the issue's yardstick for its machine: about 35)"
+        f"(median of {PAIRS} pairs)"
     )
     for kind, label in (("env", "seeded once"), ("reseeded", "a new seed every episode")):
         runs = rates[kind]

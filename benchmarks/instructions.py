@@ -1,6 +1,8 @@
 """Instructions and simulated level-1 cache misses of one warm round and of one whole baseline
 episode, through `env()` and on the `Episode` alone: `bench_env`'s loops, counted instead of
-timed.
+timed. Episodes are counted on fresh scenarios (each reset generates a pack never played) and
+where scenarios recur (`num_train_scenarios=RECURRING`: RECURRING seeds a template and
+difficulty, each scenario made and played once before the count, as in a long run).
 
 A 60-120 µs round timed on a shared VM moves by tens of per cent with the neighbours' load;
 what valgrind's cachegrind counts does not (string hashes decide dict layouts, so
@@ -17,13 +19,9 @@ two-call episode against an in-process backend that answers at once, a log writt
 runs and in GRPO groups of 8, where the rollouts of a group share one generated scenario.
 
 Use it to A/B a change to the per-step path without the noise. Needs `valgrind` on PATH (about
-a quarter of an hour).
+half an hour on an idle core).
 
-    python -m benchmarks.instructions
-
-The budget line compares a baseline episode through `env()` with v0's, the game of one proposal
-and an accept (3.88 M instructions on CPython 3.11): the deeper negotiation may cost at most
-10 % more.
+    python -m benchmarks.instructions [--only episode recurring]
 """
 
 from __future__ import annotations
@@ -39,6 +37,7 @@ from pathlib import Path
 
 from benchmarks.bench_env import (
     _revision,
+    capped_packs,
     domain_episodes_per_second,
     episodes_per_second,
     scenario_cells,
@@ -50,13 +49,16 @@ from benchmarks.bench_env import (
 # The episode window is long because a full garbage collection (~15M instructions, a few per
 # thousand episodes) lands in a short one or not, depending on what ran before: over 300 episodes
 # that moves the count by ~5 %, over 1,200 by ~1 %.
-LOOPS = (("round", "per warm round", 200, 1200), ("episode", "per baseline episode", 100, 1300))
+RECURRING = 20  # scenario seeds a template and difficulty where scenarios recur
+LOOPS = (
+    ("round", "per warm round", 200, 1200),
+    ("episode", "per baseline episode, fresh scenarios", 100, 1300),
+    ("recurring", f"per baseline episode, {RECURRING} scenarios a cell", 100, 1300),
+)
 SIDES = ("env", "domain")
 TURN_GROUPS = (1, 8)  # rollouts a grid cell: a plain run, and GRPO groups
 TURN_CELLS = (45, 180)  # grid cells in the short and long run of each (9 a seed)
 EVENTS = ("Ir", "I1mr", "D1mr")  # instructions, level-1 instruction and data read misses
-V0_EPISODE_INSTRUCTIONS = 3_880_000  # v0's baseline episode through env(), CPython 3.11
-EPISODE_BUDGET = 1.10  # the most an episode may cost, as a multiple of v0's
 
 
 def play(side: str, loop: str, count: int) -> None:
@@ -67,6 +69,11 @@ def play(side: str, loop: str, count: int) -> None:
             time_rounds_env(vec, count)
         else:
             time_rounds_domain(action, count)
+    elif loop == "recurring" and side == "env":
+        episodes_per_second(0, count, num_train_scenarios=RECURRING)
+    elif loop == "recurring":
+        packs = capped_packs(RECURRING)
+        domain_episodes_per_second(scenario_cells(0, LOOPS[-1][-1], RECURRING)[:count], packs)
     elif side == "env":
         episodes_per_second(0, count)
     else:  # drawing the cells resets an env per cell: as many draws in the short run as the long
@@ -140,6 +147,14 @@ def main() -> None:
         metavar=("GROUP", "CELLS"),
         help="LLM rollouts only (what valgrind runs)",
     )
+    names = [loop for loop, *_ in LOOPS]
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=[*names, "turns"],
+        default=[*names, "turns"],
+        help="the rows to count (default: all; turns: the LLM rollouts)",
+    )
     args = parser.parse_args()
     if args.play:
         play(args.play[0], args.play[1], int(args.play[2]))
@@ -152,14 +167,16 @@ def main() -> None:
         return
     print("| | through env() | Episode alone | env adds |\n|---|---:|---:|---:|")
     for loop, label, short, long in LOOPS:
+        if loop not in args.only:
+            continue
         result = per_unit(loop, short, long)
         env, domain = result["env"], result["domain"]
         for event in EVENTS:
             added = (env[event] - domain[event]) / domain[event]
             print(f"| {event} {label} | {env[event]:,.0f} | {domain[event]:,.0f} | {added:.2f}× |")
-        if loop == "episode":
-            ratio = env["Ir"] / V0_EPISODE_INSTRUCTIONS
-            print(f"\nBudget: an env() episode is {ratio:.2f}× v0's (at most {EPISODE_BUDGET:.2f}×)\n")
+    print()
+    if "turns" not in args.only:
+        return
     if importlib.util.find_spec("aiohttp") is None:
         print("LLM rollouts: skipped, the [llm] extra is not installed")
         return

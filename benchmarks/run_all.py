@@ -1,7 +1,7 @@
 """Run every benchmark in turn (`make bench`); the figures go into benchmarks/RESULTS.md by hand,
 with the command, so a reader can reproduce them.
 
-Each benchmark runs in its own process: those whose targets are per core pin themselves to one
+Each benchmark runs in its own process: those whose rates are per core pin themselves to one
 core, and that pinning must not leak into the evaluate benchmark, which needs two for `--jobs 2`.
 """
 
@@ -22,8 +22,9 @@ MODULES = (
     "bench_llm",
     "bench_ray",
     "bench_server",
+    "bench_env_share",
 )
-NEEDS = {"bench_ray": "ray", "bench_server": "openenv"}
+NEEDS = {"bench_ray": "ray", "bench_server": "openenv", "bench_env_share": "sb3_contrib"}
 """A benchmark of an optional extra runs where its package is installed."""
 
 

@@ -225,14 +225,20 @@ class Observer:
     def _read_paper(self, layout: Layout, codec: ScientistCodec) -> None:
         """Each candidate's cues in the paper's method, read once."""
         paper, out = codec.scenario.paper, self._scientist_static
+        at: list[int] = []  # the cue columns of the candidates the method mentions, set at once
+        values: list[float] = []
         for piece, names, width in (
             ("technique", codec.techniques, len(TECHNIQUE_FIELDS)),
             ("control", codec.controls, len(CONTROL_FIELDS)),
             ("element", codec.elements, len(ELEMENT_FIELDS)),
         ):
             for k, name in enumerate(names):
-                base = layout.start[piece] + k * width + 1
-                out[base : base + len(CUE_FIELDS)] = cue_row(cues(paper, name)) if name else 0.0
+                found = cues(paper, name) if name else ()
+                if found:  # else its columns stay 0
+                    base = layout.start[piece] + k * width + 1
+                    at += range(base, base + len(CUE_FIELDS))
+                    values += cue_row(found)
+        out[at] = values
         for i, name in enumerate(codec.elements):
             out[layout.start["element"] + i * len(ELEMENT_FIELDS)] = bool(name)
 

@@ -47,8 +47,12 @@ a `RuntimeError` (as it does before `reset()`, like `step()` and `observe()`).
 `templates`, `difficulties`: the names drawn from at each reset (default: all); one name or a
 list or tuple of them (`templates="ml_benchmark"` is that one template). `reward_config`
 (preset name or `RewardConfig`), `max_rounds` (6; at least 2, a proposal then an accept), `step_cap` (None or a positive int),
-`action_mode` ("structured" | "text"), `render_mode` ("ansi" | "human" | "rgb_array"). A bad value raises a
-`ValueError` or `TypeError` naming the argument.
+`action_mode` ("structured" | "text"), `render_mode` ("ansi" | "human" | "rgb_array"), `split`
+("train", "validation" or "test": whose papers the scenarios come from) and
+`num_train_scenarios` (None, or a positive int n: the train split's scenario seeds are drawn
+from 0 to n - 1, so scenarios recur; the env then generates each once and keeps it, with what
+translates it, for its later episodes, up to 1,024 of them). A bad value raises a `ValueError`
+or `TypeError` naming the argument.
 
 ## Reset options
 `reset(seed=None, options=None)`: `options` is None or a dict with any of

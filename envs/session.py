@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -41,6 +41,16 @@ from replicalab.scenarios import (
 from replicalab.scenarios.registry import check_difficulty, check_has_cases, check_split
 
 ACTION_MODES = ("structured", "text")
+KEPT_SCENARIOS = 1024  # the most scenarios of a capped train split one session keeps made
+
+
+class _Scenario(NamedTuple):
+    """A pack with what translates its episodes; nothing in it changes while they are played."""
+
+    pack: NormalizedScenarioPack
+    scientist_codec: codec.ScientistCodec
+    observer: Observer
+    system_prompt: str
 
 
 _DRAW_OPTIONS = ("template", "difficulty", "scenario_seed")
@@ -159,6 +169,9 @@ class Session:
         self.episode: Episode | None = None
         self.np_random: np.random.Generator | None = None
         self.system_prompt = ""
+        # Where `num_train_scenarios` caps the seeds, scenarios recur: each is generated once and
+        # kept with its codec and observer (the first KEPT_SCENARIOS, about 45 KiB each).
+        self._kept: dict[tuple[str, str, int], _Scenario] = {}
 
     def start(self, seed: int | None, options: Mapping[str, Any] | None) -> Episode:
         """Begin a new episode; `options` may pin parts of the scenario (see `OPTIONS`)."""
@@ -169,24 +182,49 @@ class Session:
         template = self.templates[int(rng.integers(len(self.templates)))]
         difficulty = self.difficulties[int(rng.integers(len(self.difficulties)))]
         scenario_seed = int(rng.integers(self.num_train_scenarios or 2**31 - 1))
-        pack = options.get("scenario")
-        if pack is None:
-            pack = generate_scenario(
-                int(options.get("scenario_seed", scenario_seed)),
+        pinned = options.get("scenario")
+        if pinned is None:
+            key = (
                 options.get("template", template),
                 options.get("difficulty", difficulty),
-                self.split,
+                int(options.get("scenario_seed", scenario_seed)),
             )
+            scenario = self._scenario(*key)
+        else:
+            scenario = self._translators(pinned)
+        pack, self.scientist_codec, self.observer, self.system_prompt = scenario
         self.episode = Episode(
             pack,
             max_rounds=self.max_rounds,
             reward_config=self.reward_config,
             step_cap=self.step_cap,
         )
-        self.scientist_codec = codec.ScientistCodec(pack)
-        self.observer = Observer(self.layouts, self.scientist_codec)
-        self.system_prompt = build_scientist_system_prompt(pack) if self.action_mode == "text" else ""
         return self.episode
+
+    def _scenario(self, template: str, difficulty: str, seed: int) -> _Scenario:
+        """The scenario of this key: the kept one, or a new one, kept if it belongs to the capped
+        set and there is room."""
+        key = (template, difficulty, seed)
+        kept = self._kept.get(key)
+        if kept is not None:
+            return kept
+        made = self._translators(generate_scenario(seed, template, difficulty, self.split))
+        cap = self.num_train_scenarios
+        if (
+            cap is not None
+            and seed < cap
+            and template in self.templates
+            and difficulty in self.difficulties
+            and len(self._kept) < KEPT_SCENARIOS
+        ):
+            self._kept[key] = made
+        return made
+
+    def _translators(self, pack: NormalizedScenarioPack) -> _Scenario:
+        """`pack` with what translates its episodes: the codec, the observer, the system prompt."""
+        scientist_codec = codec.ScientistCodec(pack)
+        prompt = build_scientist_system_prompt(pack) if self.action_mode == "text" else ""
+        return _Scenario(pack, scientist_codec, Observer(self.layouts, scientist_codec), prompt)
 
     def translate(self, agent: str, action: Any) -> ScientistAction | LabManagerAction | ActionError:
         """What the agent's action means, whatever form it came in: a model, a dict or model

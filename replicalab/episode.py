@@ -25,8 +25,9 @@ is refused.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from operator import lt, ne
+from typing import Any
 
 from replicalab.judge import build_reward_breakdown
 from replicalab.lab.answers import answer_questions, topics_asked
@@ -227,7 +228,7 @@ class Episode:
             self.truncated = True
             self.verdict = "truncated"
             self.final_protocol = self.protocol
-            transition = transition.model_copy(update={"terminal": True, "verdict": "truncated"})
+            transition = replace(transition, terminal=True, verdict="truncated")
         components = reward_components(self.reward_config, transition)  # every agent, in AGENTS order
         scientist = sum(components[SCIENTIST].values(), 0.0)
         lab_manager = sum(components[LAB_MANAGER].values(), 0.0)
@@ -278,10 +279,8 @@ class Episode:
             )
         return action
 
-    def _transition(self, agent: str, **kw: object) -> Transition:
-        return Transition.model_validate(
-            {"phi_before": self._phi, "phi_after": self._phi, "agent": agent, **kw}
-        )
+    def _transition(self, agent: str, **kw: Any) -> Transition:
+        return Transition(**{"phi_before": self._phi, "phi_after": self._phi, "agent": agent, **kw})
 
     def _refuse(self, agent: str, error: ActionError) -> Transition:
         self.invalid_action_count += 1

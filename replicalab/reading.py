@@ -56,54 +56,80 @@ def cues(paper: Paper, name: str) -> tuple[Cue, ...]:
 
 
 class _Sentence(NamedTuple):
+    """What the reader takes from one sentence, whatever method it stands in."""
+
     spaced: str  # `replicalab.text.spaced` of it
     tokens: tuple[str, ...]
     bag: frozenset[str]
-    former: bool  # it or the next sentence says "former"
-    latter: bool  # ... or "latter"
+    negation: bool
+    contrast: bool
+    hedge: bool
+    pair_at: int  # the position of its first "and" (its length without one)
 
 
-@lru_cache(maxsize=256)  # a pack's method is read for each of its candidates in turn
-def _parsed(method: str) -> tuple[_Sentence, ...]:
-    """Each sentence of `method` with its words (in order, spaced and as a set) and whether it
-    or the next sentence refers back to the former or the latter of a pair."""
-    split = [(sentence, words(sentence)) for sentence in sentences(method)]
-    bags = [frozenset(tokens) for _, tokens in split]
-    return tuple(
-        _Sentence(
-            spaced(sentence),
-            tokens,
-            bag,
-            "former" in bag or "former" in following,
-            "latter" in bag or "latter" in following,
-        )
-        for (sentence, tokens), bag, following in zip(split, bags, [*bags[1:], frozenset()], strict=True)
+@lru_cache(maxsize=8192)  # sentences recur across packs: a case's methods are written from a few
+def _sentence(text: str) -> _Sentence:
+    tokens = words(text)
+    bag = frozenset(tokens)
+    return _Sentence(
+        spaced(text),
+        tokens,
+        bag,
+        not bag.isdisjoint(NEGATIONS),
+        not bag.isdisjoint(CONTRAST),
+        not bag.isdisjoint(HEDGE),
+        tokens.index("and") if "and" in bag else len(tokens),
     )
 
 
-@lru_cache(maxsize=16384)  # (method, candidate) pairs recur across the packs of a case
+class _Method(NamedTuple):
+    sentences: tuple[_Sentence, ...]
+    bags: tuple[frozenset[str], ...]  # each sentence's words
+    former: tuple[bool, ...]  # each sentence: it or the next one says "former"
+    latter: tuple[bool, ...]  # ... or "latter"
+    words: frozenset[str]  # every word of the method
+
+
+@lru_cache(maxsize=16)  # a pack's method is read for each of its candidates in turn
+def _parsed(method: str) -> _Method:
+    read = tuple(_sentence(text) for text in sentences(method))
+    bags = tuple(sentence.bag for sentence in read)
+    following = [*bags[1:], frozenset()]
+    return _Method(
+        read,
+        bags,
+        tuple("former" in bag or "former" in after for bag, after in zip(bags, following, strict=True)),
+        tuple("latter" in bag or "latter" in after for bag, after in zip(bags, following, strict=True)),
+        frozenset().union(*bags),
+    )
+
+
 def _cues(method: str, name: str) -> tuple[Cue, ...]:
     wanted = content_words(name)
+    parsed = _parsed(method)
+    if parsed.words.isdisjoint(wanted):  # a third of the candidates: named nowhere
+        return ()
     found = []
-    for number, (joined, tokens, bag, former, latter) in enumerate(_parsed(method)):
+    for number, bag in enumerate(parsed.bags):
         if bag.isdisjoint(wanted):  # most sentences: no set built
             continue
         present = wanted & bag
         if len(present) < PARTIAL * len(wanted):
             continue
-        start = min(map(tokens.index, present))
-        pair_at = tokens.index("and") if "and" in bag else len(tokens)
+        sentence = parsed.sentences[number]
+        former, latter = parsed.former[number], parsed.latter[number]
+        start = min(map(sentence.tokens.index, present))
         found.append(
             Cue(
                 number,
-                occurs(name, joined),
+                occurs(name, sentence.spaced),
                 len(present) / len(wanted),
-                not bag.isdisjoint(NEGATIONS),
-                not bag.isdisjoint(CONTRAST),
-                not bag.isdisjoint(HEDGE),
+                sentence.negation,
+                sentence.contrast,
+                sentence.hedge,
                 former,
                 latter,
-                (former or latter) and start < pair_at,
+                (former or latter) and start < sentence.pair_at,
             )
         )
     return tuple(found)

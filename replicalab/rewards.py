@@ -54,9 +54,8 @@ Conventions
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
-
-from pydantic import Field, model_validator
 
 from replicalab.judge import (
     ALL_CHECKS,
@@ -66,7 +65,6 @@ from replicalab.judge import (
     feasibility_score,
 )
 from replicalab.models import (
-    Contract,
     FeasibilityCheckResult,
     JudgeExponents,
     Penalties,
@@ -128,31 +126,36 @@ def get_preset(name: str) -> RewardConfig:
         raise ValueError(f"reward preset: unknown {name!r}; valid: {', '.join(sorted(PRESETS))}") from None
 
 
-class Transition(Contract):
-    """What the episode reports after one agent turn; fill with `model_construct` on hot paths."""
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """What the episode reports after one agent turn. It never crosses a boundary (the episode
+    makes one every turn and `reward_components` reads it at once), so it is a plain frozen
+    dataclass rather than a contract: it checks only its counts and its ending."""
 
     agent: Agent
     action_type: str | None = None
     error_code: str | None = None  # set when the move was malformed or illegal
     stalled: bool = False  # the agent stalled (the module docstring gives each agent's rule)
-    hallucinated_items: int = Field(default=0, ge=0)  # requested items the lab does not list
+    hallucinated_items: int = 0  # requested items the lab does not list
     failing_before: int | None = None  # failing dimensions of the replaced protocol (proposals)
     failing_after: int | None = None  # failing dimensions of the new protocol (proposals)
-    misreported_flags: int = Field(default=0, ge=0)  # Lab Manager misreports (see the module docstring)
+    misreported_flags: int = 0  # Lab Manager misreports (see the module docstring)
     phi_before: float = 0.0  # Φ of the protocol on the table before the turn
     phi_after: float = 0.0  # Φ after the turn (before the terminal convention applies)
     terminal: bool = False
     verdict: Verdict | None = None  # set exactly when terminal
     breakdown: RewardBreakdown | None = None  # the judge on the agreed protocol
-    unused_rounds: int = Field(default=0, ge=0)  # rounds left at agreement (`efficiency_bonus`)
+    unused_rounds: int = 0  # rounds left at agreement (`efficiency_bonus`)
 
-    @model_validator(mode="after")
-    def _ending_is_consistent(self) -> Transition:
+    def __post_init__(self) -> None:
+        if min(self.hallucinated_items, self.misreported_flags, self.unused_rounds) < 0:
+            for name in ("hallucinated_items", "misreported_flags", "unused_rounds"):
+                if getattr(self, name) < 0:
+                    raise ValueError(f"{name}: must be non-negative, got {getattr(self, name)}")
         if self.terminal != (self.verdict is not None):
             raise ValueError("verdict: set exactly when the transition is terminal")
         if self.verdict == "agreement" and self.breakdown is None:
             raise ValueError("breakdown: an agreement needs the judge's breakdown")
-        return self
 
 
 def judge_reward(config: RewardConfig, breakdown: RewardBreakdown, unused_rounds: int = 0) -> float:

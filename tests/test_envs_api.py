@@ -214,6 +214,46 @@ def test_gymnasium_and_parallel_rewards_sum_to_the_logged_totals(preset: str) ->
             assert sums[agent] == pytest.approx(episode.totals[agent], abs=1e-9)
 
 
+def _trace(env: replicalab_v1.raw_env, seed: int) -> list[object]:
+    """What a random pair of agents sees over the episode `env` was reset to, and its log."""
+    for agent in env.possible_agents:
+        env.action_space(agent).seed(seed)
+    seen: list[object] = [env.system_prompt]
+    for agent in env.agent_iter(100):
+        obs, reward, terminated, truncated, info = env.last()
+        seen.append({k: v.tobytes() if isinstance(v, np.ndarray) else v for k, v in obs.items()})
+        seen.append((reward, info))
+        env.step(None if terminated or truncated else env.action_space(agent).sample(obs["action_mask"]))
+    return [*seen, env.episode.to_log().model_dump_json()]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_capped_env_makes_each_scenario_once_and_plays_it_as_new(mode: str) -> None:
+    """Where `num_train_scenarios` caps the seeds, an env generates each scenario once and keeps
+    it: a recurring scenario is the same pack, and its episodes are, observation for observation,
+    those an uncapped env plays on that scenario."""
+    capped = replicalab_v1.env(action_mode=mode, templates="ml_benchmark", num_train_scenarios=2)
+    uncapped = replicalab_v1.env(action_mode=mode, templates="ml_benchmark")
+    packs: dict[str, object] = {}
+    capped.reset(seed=7)
+    for seed in range(14):  # 6 scenarios: most recur
+        if seed:
+            capped.reset()
+        pack = capped.episode.scenario
+        assert packs.setdefault(pack.scenario_id, pack) is pack
+        pinned = {"template": pack.template, "difficulty": pack.difficulty, "scenario_seed": pack.seed}
+        uncapped.reset(seed=seed, options=pinned)
+        assert uncapped.episode.scenario is not pack
+        assert _trace(capped, seed) == _trace(uncapped, seed)
+    for difficulty in ("easy", "medium", "hard"):
+        for scenario_seed in (0, 1):
+            capped.reset(options={"difficulty": difficulty, "scenario_seed": scenario_seed})
+            pack = capped.episode.scenario
+            assert (pack.difficulty, pack.seed) == (difficulty, scenario_seed)
+            assert packs.setdefault(pack.scenario_id, pack) is pack
+    assert len(packs) == 6
+
+
 # --------------------------------------------------------------------------- determinism
 
 _SCRIPT = """

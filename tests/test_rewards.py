@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import FrozenInstanceError
 
 import numpy as np
 import pytest
@@ -170,12 +171,21 @@ def test_judge_reward_weights() -> None:
 
 
 def test_transition_ending_must_be_consistent() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValueError, match="verdict: set exactly when"):
         _scientist(terminal=True)
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValueError, match="verdict: set exactly when"):
         _scientist(verdict="round_limit")
-    with pytest.raises(ValidationError):
+    with pytest.raises(ValueError, match="breakdown: an agreement needs"):
         _scientist(terminal=True, verdict="agreement")
+
+
+def test_transition_counts_are_non_negative_and_frozen() -> None:
+    with pytest.raises(ValueError, match="misreported_flags: must be non-negative, got -1"):
+        Transition(agent="lab_manager", misreported_flags=-1)
+    with pytest.raises(ValueError, match="unused_rounds"):
+        _scientist(unused_rounds=-2)
+    with pytest.raises(FrozenInstanceError):
+        _scientist().stalled = True  # type: ignore[misc]
 
 
 # --------------------------------------------------------------------------- potentials
@@ -217,7 +227,7 @@ def _episode_transitions(
         new_phi = potential(config, protocol, pack)
         terminal = last and not end_on_lab_manager
         transitions.append(
-            Transition.model_construct(
+            Transition(
                 agent="scientist",
                 phi_before=phi,
                 phi_after=new_phi,
@@ -231,7 +241,7 @@ def _episode_transitions(
             break
         terminal = last
         transitions.append(
-            Transition.model_construct(
+            Transition(
                 agent="lab_manager",
                 phi_before=phi,
                 phi_after=phi,
