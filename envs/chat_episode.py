@@ -14,8 +14,8 @@ answers inside the same turn, as in the Gymnasium env.
   Lab Manager's answer (and the refusal, if the move was refused). When the episode is over
   there is no next observation: `closing_message` says how it ended.
 
-Scenarios are named by their `scenario_id` (`{template}-{split}-{difficulty}-{seed}`), which is
-what the datasets of both adapters hold; a split's ids draw only from that split's paper cases.
+Scenarios are named by their `scenario_id` (a `ScenarioKey`'s id,
+`{template}-{split}-{difficulty}-{seed}`), which is what the datasets of both adapters hold; a split's ids draw only from that split's paper cases.
 No rule of the game lives here: the episode, the parser, the Lab Manager and the judge are
 `replicalab`'s.
 """
@@ -23,42 +23,25 @@ No rule of the game lives here: the episode, the parser, the Lab Manager and the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from replicalab.agents import build_scientist_system_prompt, format_scientist_observation
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.checks import check_positive_int
 from replicalab.digest import digest
 from replicalab.episode import Episode
-from replicalab.moves import SCIENTIST, coerce_action
+from replicalab.moves import SCIENTIST
+from replicalab.play import Given, play
 from replicalab.rewards import RewardConfig, get_preset
-from replicalab.scenarios import BUILTIN_TEMPLATES, DEFAULT_MAX_ROUNDS, DIFFICULTIES, generate_scenario
-from replicalab.scenarios.registry import check_split
-from replicalab.scenarios.types import SPLITS
+from replicalab.scenarios import (
+    BUILTIN_TEMPLATES,
+    DEFAULT_MAX_ROUNDS,
+    DIFFICULTIES,
+    ScenarioKey,
+    generate_pack,
+)
+from replicalab.scenarios.registry import check_has_cases
 
 Message = dict[str, str]  # one chat message: {"role": ..., "content": ...}
-
-
-class ScenarioKey(NamedTuple):
-    """What generates one scenario pack."""
-
-    template: str
-    split: str
-    difficulty: str
-    seed: int
-
-
-def parse_scenario_id(scenario_id: str) -> ScenarioKey:
-    """The key of a pack's `scenario_id`, read from the right (a template name may hold '-')."""
-    if not isinstance(scenario_id, str):
-        raise TypeError(f"scenario_id: expected a str, got {type(scenario_id).__name__}")
-    parts = scenario_id.rsplit("-", 3)
-    if len(parts) != 4 or not parts[3].isdigit() or parts[2] not in DIFFICULTIES or parts[1] not in SPLITS:
-        raise ValueError(
-            f"scenario_id: expected '{{template}}-{{split}}-{{difficulty}}-{{seed}}' with a split of "
-            f"{', '.join(SPLITS)} and a difficulty of {', '.join(DIFFICULTIES)}, got {scenario_id!r}"
-        )
-    return ScenarioKey(parts[0], parts[1], parts[2], int(parts[3]))
 
 
 def scenario_ids(
@@ -73,19 +56,20 @@ def scenario_ids(
     Ordered seed first, then template, then difficulty, so the first rows of a dataset already
     mix every template and difficulty. Unknown templates or difficulties are refused by name.
     """
-    check_split(split)
     check_positive_int("num_seeds", num_seeds)
     chosen_templates = tuple(BUILTIN_TEMPLATES if templates is None else templates)
     chosen_difficulties = tuple(DIFFICULTIES if difficulties is None else difficulties)
     if not chosen_templates or not chosen_difficulties:
         raise ValueError("templates, difficulties: give at least one of each")
-    ids = []
-    for seed in range(num_seeds):
-        for template in chosen_templates:
-            for difficulty in chosen_difficulties:
-                # Generating checks the names (an error names the valid ones) and gives the id.
-                ids.append(generate_scenario(seed, template, difficulty, split).scenario_id)
-    return ids
+    for template in chosen_templates:
+        check_has_cases(template, split)  # refuses an unknown template, naming the valid ones
+    keys = [
+        ScenarioKey(template, split, difficulty, seed)  # type: ignore[arg-type]  # the key checks them
+        for seed in range(num_seeds)
+        for template in chosen_templates
+        for difficulty in chosen_difficulties
+    ]
+    return [key.id for key in keys]
 
 
 def reward_config_of(reward_config: str | RewardConfig) -> RewardConfig:
@@ -109,8 +93,7 @@ class ChatEpisode:
         max_rounds: int = DEFAULT_MAX_ROUNDS,
         reward_config: str | RewardConfig = "default",
     ) -> None:
-        key = parse_scenario_id(scenario_id)
-        pack = generate_scenario(key.seed, key.template, key.difficulty, key.split)
+        pack = generate_pack(ScenarioKey.parse(scenario_id))
         self.episode = Episode(pack, max_rounds=max_rounds, reward_config=reward_config_of(reward_config))
 
     @property
@@ -130,11 +113,8 @@ class ChatEpisode:
     def play(self, reply: str) -> str | None:
         """Play the model's `reply` as the Scientist's move, then the grounded Lab Manager's
         answer; the next observation, or None once the episode is over."""
-        episode = self.episode
-        episode.step(coerce_action(SCIENTIST, reply))
-        if not episode.done:
-            episode.step(grounded_lab_response(episode))
-        return None if episode.done else self.observation()
+        play(self.episode, Given(reply), grounded_lab_response, until=SCIENTIST)
+        return None if self.episode.done else self.observation()
 
     @property
     def scientist_return(self) -> float:

@@ -66,6 +66,7 @@ from replicalab.envs.render import RENDER_MODES, Frame, check_render_mode, rende
 from replicalab.envs.session import Session
 from replicalab.episode import Episode
 from replicalab.moves import SCIENTIST
+from replicalab.play import Given, play
 
 
 class ScientistEnv(gym.Env[dict[str, Any], Any]):
@@ -96,11 +97,11 @@ class ScientistEnv(gym.Env[dict[str, Any], Any]):
         episode = self.session.episode
         if episode is None:
             raise RuntimeError("step: reset() must be called before step()")
-        outcome = episode.step(self.session.translate(SCIENTIST, action))
+        move = Given(self.session.translate(SCIENTIST, action))
+        outcome, *replies = play(episode, move, grounded_lab_response, until=SCIENTIST)
         reward = outcome.rewards[SCIENTIST]
         components = dict(outcome.components.get(SCIENTIST, {}))
-        if not episode.done:
-            reply = episode.step(grounded_lab_response(episode))
+        for reply in replies:
             reward += reply.rewards[SCIENTIST]
             for key, value in reply.components.get(SCIENTIST, {}).items():
                 components[key] = components.get(key, 0.0) + value

@@ -35,9 +35,11 @@ from replicalab.scenarios import (
     DEFAULT_MAX_ROUNDS,
     DIFFICULTIES,
     NormalizedScenarioPack,
-    generate_scenario,
+    ScenarioKey,
+    generate_pack,
     template_names,
 )
+from replicalab.scenarios.key import check_seed
 from replicalab.scenarios.registry import check_difficulty, check_has_cases, check_split
 
 ACTION_MODES = ("structured", "text")
@@ -96,16 +98,10 @@ def _checked_options(options: object) -> Mapping[str, Any]:
         raise ValueError(
             f"options['template']: unknown template {options['template']!r}; valid: {', '.join(template_names())}"
         )
-    if "difficulty" in options and options["difficulty"] not in DIFFICULTIES:
-        raise ValueError(
-            f"options['difficulty']: must be one of {', '.join(DIFFICULTIES)}, got {options['difficulty']!r}"
-        )
+    if "difficulty" in options:
+        check_difficulty(options["difficulty"], "options['difficulty']")
     if "scenario_seed" in options:
-        seed = options["scenario_seed"]
-        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"options['scenario_seed']: expected a non-negative int, got {seed!r}")
-        if seed < 0:
-            raise ValueError(f"options['scenario_seed']: must be non-negative, got {seed}")
+        check_seed(options["scenario_seed"], "options['scenario_seed']")
     return options
 
 
@@ -171,7 +167,7 @@ class Session:
         self.system_prompt = ""
         # Where `num_train_scenarios` caps the seeds, scenarios recur: each is generated once and
         # kept with its codec and observer (the first KEPT_SCENARIOS, about 45 KiB each).
-        self._kept: dict[tuple[str, str, int], _Scenario] = {}
+        self._kept: dict[ScenarioKey, _Scenario] = {}
 
     def start(self, seed: int | None, options: Mapping[str, Any] | None) -> Episode:
         """Begin a new episode; `options` may pin parts of the scenario (see `OPTIONS`)."""
@@ -184,12 +180,13 @@ class Session:
         scenario_seed = int(rng.integers(self.num_train_scenarios or 2**31 - 1))
         pinned = options.get("scenario")
         if pinned is None:
-            key = (
+            key = ScenarioKey(
                 options.get("template", template),
+                self.split,
                 options.get("difficulty", difficulty),
-                int(options.get("scenario_seed", scenario_seed)),
+                options.get("scenario_seed", scenario_seed),
             )
-            scenario = self._scenario(*key)
+            scenario = self._scenario(key)
         else:
             scenario = self._translators(pinned)
         pack, self.scientist_codec, self.observer, self.system_prompt = scenario
@@ -201,20 +198,19 @@ class Session:
         )
         return self.episode
 
-    def _scenario(self, template: str, difficulty: str, seed: int) -> _Scenario:
+    def _scenario(self, key: ScenarioKey) -> _Scenario:
         """The scenario of this key: the kept one, or a new one, kept if it belongs to the capped
         set and there is room."""
-        key = (template, difficulty, seed)
         kept = self._kept.get(key)
         if kept is not None:
             return kept
-        made = self._translators(generate_scenario(seed, template, difficulty, self.split))
+        made = self._translators(generate_pack(key))
         cap = self.num_train_scenarios
         if (
             cap is not None
-            and seed < cap
-            and template in self.templates
-            and difficulty in self.difficulties
+            and key.seed < cap
+            and key.template in self.templates
+            and key.difficulty in self.difficulties
             and len(self._kept) < KEPT_SCENARIOS
         ):
             self._kept[key] = made

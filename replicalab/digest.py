@@ -31,6 +31,7 @@ class EpisodeDigest:
     """
 
     episode_id: str
+    scenario_id: str  # the `ScenarioKey` id of the episode's scenario
     template: str
     difficulty: str
     seed: int
@@ -48,6 +49,7 @@ def digest(log: EpisodeLog) -> EpisodeDigest:
     breakdown = log.reward_breakdown if log.verdict == "agreement" else None
     return EpisodeDigest(
         episode_id=log.episode_id,
+        scenario_id=log.scenario_id,
         template=log.template,
         difficulty=log.difficulty,
         seed=log.seed,

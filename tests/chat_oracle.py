@@ -7,15 +7,15 @@ import json
 from typing import Any
 
 from replicalab.agents import build_baseline_scientist_action
-from replicalab.envs.chat_episode import parse_scenario_id
 from replicalab.envs.scientist_v1 import ScientistEnv
+from replicalab.scenarios import ScenarioKey
 
 GARBAGE = "I would rather think about this in prose."
 ACCEPT = json.dumps({"action_type": "accept"})
 
 
 def _reset(env: ScientistEnv, scenario_id: str) -> dict[str, Any]:
-    key = parse_scenario_id(scenario_id)
+    key = ScenarioKey.parse(scenario_id)
     observation, _ = env.reset(
         options={"template": key.template, "difficulty": key.difficulty, "scenario_seed": key.seed}
     )

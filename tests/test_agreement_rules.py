@@ -9,24 +9,35 @@ import numpy as np
 import pytest
 
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.baselines.evaluation.runner import Cell, play_episode
+from replicalab.baselines.evaluation.runner import play_episode
 from replicalab.baselines.policies.seats import GroundedLabManager, RandomScientist
 from replicalab.envs import codec
 from replicalab.episode import Episode
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import EpisodeLog, LabManagerAction, LabManagerActionType, Protocol
 from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError, coerce_action
-from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, NormalizedScenarioPack, generate_scenario
+from replicalab.scenarios import (
+    BUILTIN_TEMPLATES,
+    DIFFICULTIES,
+    NormalizedScenarioPack,
+    ScenarioKey,
+    generate_scenario,
+)
 from tests.plans import ACCEPT, PACK, bad_plan, good_plan, new, propose, stance
 
 SHARED_OUTCOME = {"judge", "no_agreement"}  # what both agents get at the end of a cooperative game
 
 
 @pytest.fixture(scope="module")
-def random_vs_grounded() -> list[tuple[Cell, EpisodeLog]]:
+def random_vs_grounded() -> list[tuple[ScenarioKey, EpisodeLog]]:
     """3,600 episodes of a random Scientist against the reference Lab Manager (default preset)."""
     scientist, lab_manager = RandomScientist(), GroundedLabManager()
-    cells = [Cell(t, d, seed) for seed in range(400) for t in BUILTIN_TEMPLATES for d in DIFFICULTIES]
+    cells = [
+        ScenarioKey(t, "train", d, seed)
+        for seed in range(400)
+        for t in BUILTIN_TEMPLATES
+        for d in DIFFICULTIES
+    ]
     return [(cell, play_episode(cell, scientist, lab_manager)) for cell in cells]
 
 
@@ -34,7 +45,7 @@ def random_vs_grounded() -> list[tuple[Cell, EpisodeLog]]:
 
 
 def test_grounded_lab_manager_never_agrees_on_a_plan_that_fails_its_own_check(
-    random_vs_grounded: list[tuple[Cell, EpisodeLog]],
+    random_vs_grounded: list[tuple[ScenarioKey, EpisodeLog]],
 ) -> None:
     verdicts: Counter[str | None] = Counter()
     for cell, log in random_vs_grounded:
@@ -132,7 +143,9 @@ def test_structured_lab_manager_cannot_suggest_the_protocol_on_the_table() -> No
 # --------------------------------------------------------------------------- the reference is never charged
 
 
-def test_grounded_lab_manager_is_never_penalised(random_vs_grounded: list[tuple[Cell, EpisodeLog]]) -> None:
+def test_grounded_lab_manager_is_never_penalised(
+    random_vs_grounded: list[tuple[ScenarioKey, EpisodeLog]],
+) -> None:
     charged: Counter[str] = Counter()
     for _, log in random_vs_grounded:
         for step in log.steps:

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from replicalab.envs.chat_episode import SPLITS, ChatEpisode, parse_scenario_id, scenario_ids
+from replicalab.envs.chat_episode import ChatEpisode, scenario_ids
 from replicalab.episode import EpisodeOverError
-from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
+from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, ScenarioKey, generate_scenario
+from replicalab.scenarios.types import SPLITS
 from tests.chat_oracle import ACCEPT, GARBAGE, baseline_proposal, gymnasium_outcome
 
 SCENARIO = "finance_trading-train-hard-3"
@@ -74,7 +75,7 @@ def test_playing_after_the_end_is_refused() -> None:
 )
 def test_a_pack_id_names_the_pack(seed: int, template: str, difficulty: str, split: str) -> None:
     pack = generate_scenario(seed, template, difficulty, split)
-    key = parse_scenario_id(pack.scenario_id)
+    key = ScenarioKey.parse(pack.scenario_id)
     assert (key.template, key.split, key.difficulty, key.seed) == (template, split, difficulty, seed)
     assert ChatEpisode(pack.scenario_id).episode.scenario == pack
 
@@ -86,7 +87,7 @@ def test_a_pack_id_names_the_pack(seed: int, template: str, difficulty: str, spl
 @example("ml_benchmark-train-easy--3")
 def test_text_that_is_no_scenario_id_is_refused_by_name(text: str) -> None:
     try:
-        key = parse_scenario_id(text)
+        key = ScenarioKey.parse(text)
     except ValueError as error:
         assert str(error).startswith("scenario_id: expected")
     else:
@@ -95,7 +96,7 @@ def test_text_that_is_no_scenario_id_is_refused_by_name(text: str) -> None:
 
 def test_bad_constructor_arguments_are_refused_by_name() -> None:
     with pytest.raises(TypeError, match="scenario_id: expected a str"):
-        parse_scenario_id(7)  # type: ignore[arg-type]
+        ScenarioKey.parse(7)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="template: unknown template 'chemistry'"):
         ChatEpisode("chemistry-train-easy-1")
     with pytest.raises(ValueError, match="max_rounds: must be at least 2"):

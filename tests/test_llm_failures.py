@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.evaluation.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.evaluation.runner import Grid, Settings, play_episode, run_grid
 from replicalab.baselines.policies.seats import GroundedLabManager, LLMScientist
 from replicalab.models import EpisodeLog
+from replicalab.scenarios import ScenarioKey
 from tests.openai_stub import PROPOSAL
 
 
@@ -53,7 +54,7 @@ def _scientist_steps(log: EpisodeLog) -> list[tuple[str | None, str | None]]:
     return [(s.error_code, s.error_message) for s in log.steps if s.agent == "scientist"]
 
 
-CELL = Cell("math_reasoning", "easy", 0)
+CELL = ScenarioKey("math_reasoning", "train", "easy", 0)
 
 
 @pytest.mark.parametrize(

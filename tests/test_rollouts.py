@@ -19,7 +19,6 @@ pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pi
 
 from replicalab.agents import MAX_PROMPT_CHARS
 from replicalab.baselines.evaluation import rollouts
-from replicalab.baselines.evaluation.grid import Cell, cell_scenario
 from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
 from replicalab.baselines.evaluation.runner import Grid, Settings, episode_id, policy_seed, run_grid
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
@@ -29,7 +28,7 @@ from replicalab.baselines.policies.seats import RandomScientist
 from replicalab.digest import EpisodeDigest
 from replicalab.episode import Episode
 from replicalab.models import EpisodeLog
-from replicalab.scenarios import NormalizedScenarioPack
+from replicalab.scenarios import NormalizedScenarioPack, ScenarioKey, generate_pack
 from tests.openai_stub import (
     PROPOSAL,
     Reply,
@@ -100,7 +99,9 @@ def test_episodes_are_written_in_grid_order_as_they_complete(stub: StubServer, t
     run_rollouts(GRID, chat(stub), concurrency=8, out=tmp_path / "run.jsonl", on_episode=seen.append)
     ids = [json.loads(line)["episode_id"] for line in _bytes(tmp_path / "run.jsonl").splitlines()]
     assert ids == [episode_id(cell, "llm", "grounded") for cell in GRID.cells()]
-    assert [(d.template, d.difficulty, d.seed) for d in seen] == [tuple(c) for c in GRID.cells()]
+    assert [(d.template, d.difficulty, d.seed) for d in seen] == [
+        (c.template, c.difficulty, c.seed) for c in GRID.cells()
+    ]
 
 
 # --------------------------------------------------------------------------- faults
@@ -198,13 +199,13 @@ def test_a_group_plays_one_scenario_with_seeds_of_its_own(
     stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stub.script = sampled_script
-    generated: list[Cell] = []
+    generated: list[ScenarioKey] = []
 
-    def counted(cell: Cell, split: str) -> NormalizedScenarioPack:
+    def counted(cell: ScenarioKey) -> NormalizedScenarioPack:
         generated.append(cell)
-        return cell_scenario(cell, split)
+        return generate_pack(cell)
 
-    monkeypatch.setattr(rollouts, "cell_scenario", counted)
+    monkeypatch.setattr(rollouts, "generate_pack", counted)
     result = run_rollouts(GRID, chat(stub), concurrency=16, group_size=4, out=tmp_path / "run.jsonl")
     assert generated == GRID.cells()  # once a group, shared by its rollouts
     logs = result.logs

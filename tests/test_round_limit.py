@@ -6,12 +6,12 @@ import pytest
 from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
-from replicalab.baselines.evaluation.runner import Cell, Settings, play_episode
+from replicalab.baselines.evaluation.runner import Settings, play_episode
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.envs.session import Session
 from replicalab.episode import Episode
-from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
+from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, ScenarioKey
 from tests.plans import PACK
 
 
@@ -32,7 +32,7 @@ def test_a_round_limit_that_allows_no_agreement_is_refused() -> None:
 def test_two_rounds_are_enough_for_an_agreement() -> None:
     settings = Settings(max_rounds=2)
     agreed = [
-        play_episode(Cell(t, d, 0), OracleScientist(), GroundedLabManager(), settings).verdict
+        play_episode(ScenarioKey(t, "train", d, 0), OracleScientist(), GroundedLabManager(), settings).verdict
         for t in BUILTIN_TEMPLATES
         for d in DIFFICULTIES
     ]

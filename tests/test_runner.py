@@ -19,7 +19,6 @@ from replicalab.baselines.evaluation.metrics import (
     t_critical,
 )
 from replicalab.baselines.evaluation.runner import (
-    Cell,
     Grid,
     Settings,
     episode_id,
@@ -37,6 +36,7 @@ from replicalab.baselines.policies.seats import (
 )
 from replicalab.models import EpisodeLog
 from replicalab.rewards import get_preset
+from replicalab.scenarios import ScenarioKey
 from tests.scripted_models import LLM, SMALL, flaky_model
 
 # --------------------------------------------------------------------------- a scripted model
@@ -52,10 +52,10 @@ def _lines(path: Path) -> list[bytes]:
 def test_grid_order_and_validation() -> None:
     grid = Grid.of(["ml_benchmark"], ["hard", "easy"], [3, 1])
     assert grid.cells() == [
-        Cell("ml_benchmark", "hard", 3),
-        Cell("ml_benchmark", "hard", 1),
-        Cell("ml_benchmark", "easy", 3),
-        Cell("ml_benchmark", "easy", 1),
+        ScenarioKey("ml_benchmark", "train", "hard", 3),
+        ScenarioKey("ml_benchmark", "train", "hard", 1),
+        ScenarioKey("ml_benchmark", "train", "easy", 3),
+        ScenarioKey("ml_benchmark", "train", "easy", 1),
     ]
     assert len(Grid.of(seeds=2).cells()) == 3 * 3 * 2
     with pytest.raises(ValueError, match="unknown template 'nope'"):
@@ -72,7 +72,7 @@ def test_policy_seed_is_stable_and_distinct() -> None:
     assert len(set(seeds)) == len(seeds)
     assert seeds == [policy_seed(cell) for cell in cells]
     # A random policy replays its episode exactly from the derived seed.
-    cell = Cell("math_reasoning", "hard", 5)
+    cell = ScenarioKey("math_reasoning", "train", "hard", 5)
     first = play_episode(cell, RandomScientist(), GroundedLabManager())
     again = play_episode(cell, RandomScientist(seed=123), GroundedLabManager())
     assert first.model_dump_json() == again.model_dump_json()
@@ -237,7 +237,7 @@ def test_llm_scientist_survives_malformed_output_and_counts_retries() -> None:
 
 def test_llm_scientist_records_the_parsed_moves() -> None:
     scientist = LLMScientist(flaky_model, max_retries=0)
-    log = play_episode(Cell("finance_trading", "easy", 2), scientist, GroundedLabManager())
+    log = play_episode(ScenarioKey("finance_trading", "train", "easy", 2), scientist, GroundedLabManager())
     # Without retries every first attempt in rounds 1 and 3 fails too.
     assert [s.error_code for s in log.steps if s.agent == "scientist"][:3] == [
         "invalid_json",

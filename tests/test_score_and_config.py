@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from replicalab.baselines.evaluation.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.evaluation.runner import Grid, Settings, play_episode, run_grid
 from replicalab.baselines.policies.seats import BaselineScientist, GroundedLabManager
 from replicalab.baselines.training.compare_rewards import compare_rewards
 from replicalab.judge import compute_total_reward
 from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig, unused_rounds
 from replicalab.moves import SCIENTIST
 from replicalab.rewards import get_preset
+from replicalab.scenarios import ScenarioKey
 from tests.plans import COMBOS
 
 CUSTOM = RewardConfig(
@@ -26,8 +27,8 @@ CUSTOM = RewardConfig(
 )
 
 
-def _cells() -> list[Cell]:
-    return [Cell(t, d, seed) for t, d in COMBOS for seed in (0, 1)]
+def _cells() -> list[ScenarioKey]:
+    return [ScenarioKey(t, "train", d, seed) for t, d in COMBOS for seed in (0, 1)]
 
 
 def test_the_judges_score_is_the_same_under_every_reward_config() -> None:
@@ -68,7 +69,7 @@ def test_compare_rewards_reports_one_score_per_policy() -> None:
 
 
 def test_a_log_records_the_whole_reward_config() -> None:
-    cell = Cell("finance_trading", "easy", 3)
+    cell = ScenarioKey("finance_trading", "train", "easy", 3)
     log = play_episode(cell, BaselineScientist(), GroundedLabManager(), Settings(reward_config=CUSTOM))
     assert log.reward_config == CUSTOM
     again = EpisodeLog.model_validate_json(log.model_dump_json())

@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 
 import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v1
 from replicalab.baselines.cli import app
-from replicalab.baselines.evaluation.runner import Cell, Grid, Settings, play_episode, run_grid
+from replicalab.baselines.evaluation.runner import Grid, Settings, play_episode, run_grid
 from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.baselines.policies.structured import StructuredScientist, structured_factory
 from replicalab.envs.spaces import SCIENTIST_NVEC
+from replicalab.scenarios import ScenarioKey
 
 CELLS = ["-t", "ml_benchmark", "-d", "easy", "--seeds", "2", "--no-oracle"]
 
@@ -43,7 +44,7 @@ def test_the_runner_plays_what_the_gymnasium_env_plays() -> None:
             done = terminated or truncated
         gym_log = env.unwrapped.episode.to_log()  # type: ignore[attr-defined]
         log = play_episode(
-            Cell(template, level, seed),
+            ScenarioKey(template, "train", level, seed),
             StructuredScientist(first_legal),
             GroundedLabManager(),
             Settings(split="test"),

@@ -24,7 +24,7 @@ from transformers import PreTrainedTokenizerFast
 from trl import GRPOConfig, GRPOTrainer
 
 from replicalab.agents import build_scientist_system_prompt
-from replicalab.envs.chat_episode import ChatEpisode, parse_scenario_id
+from replicalab.envs.chat_episode import ChatEpisode
 from replicalab.envs.trl_rollout import (
     Generate,
     chat_ids,
@@ -35,7 +35,7 @@ from replicalab.envs.trl_rollout import (
     scientist_return_reward,
     trainer_generate,
 )
-from replicalab.scenarios import generate_scenario
+from replicalab.scenarios import ScenarioKey, generate_scenario
 from tests.chat_oracle import ACCEPT, GARBAGE, baseline_proposal, gymnasium_outcome
 from tests.tiny_lm import MOVES, bpe_tokenizer, only, tiny_llama
 
@@ -104,7 +104,7 @@ def test_the_sequence_is_the_opening_then_replies_and_observations(
     batch, replies, _ = played
     for i, sid in enumerate(SCENARIOS):
         prompt, ids, mask = batch["prompt_ids"][i], batch["completion_ids"][i], batch["env_mask"][i]
-        key = parse_scenario_id(sid)
+        key = ScenarioKey.parse(sid)
         expected = gymnasium_outcome(sid, replies[sid], max_rounds=4)
         system = build_scientist_system_prompt(generate_scenario(key.seed, key.template, key.difficulty))
         assert tokenizer.decode(prompt) == (

@@ -26,9 +26,8 @@ vf = pytest.importorskip(
 openai = pytest.importorskip("openai", reason="the [verifiers] extra is not installed")
 
 from replicalab.agents import build_scientist_system_prompt  # noqa: E402
-from replicalab.envs.chat_episode import parse_scenario_id  # noqa: E402
 from replicalab.envs.verifiers_env import SUPPORTED, ReplicaLabEnv, load_environment  # noqa: E402
-from replicalab.scenarios import generate_scenario  # noqa: E402
+from replicalab.scenarios import ScenarioKey, generate_scenario  # noqa: E402
 from tests.chat_oracle import ACCEPT, GARBAGE, baseline_proposal, gymnasium_outcome  # noqa: E402
 
 Reply = Callable[[list[dict[str, Any]]], str]  # request messages -> the assistant's text
@@ -120,7 +119,7 @@ def test_the_dataset_is_every_template_difficulty_and_seed_with_its_opening() ->
         "math_reasoning-train-hard-0",
     ]
     row = rows[7]
-    key = parse_scenario_id(row["info"]["scenario_id"])
+    key = ScenarioKey.parse(row["info"]["scenario_id"])
     pack = generate_scenario(key.seed, key.template, key.difficulty)
     system, user = row["prompt"]
     assert (system["role"], system["content"]) == ("system", build_scientist_system_prompt(pack))

@@ -1,8 +1,8 @@
 """The grid a run plays and how one cell is played: the pieces every backend shares.
 
-The grid is templates × difficulties × seeds, in that order; the scenario of a cell is
-`generate_scenario(seed, template, difficulty)`, and each policy's seed is derived from the
-same triple through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
+The grid is templates × difficulties × seeds, in that order; a cell is the `ScenarioKey` of
+those three in the run's split, and each policy's seed is derived from its template, difficulty
+and seed through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
 Episode ids are `{scenario_id}/{scientist}/{lab_manager}`: unique within a run, stable across runs.
 """
 
@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
 
 import numpy as np
 
@@ -19,29 +18,23 @@ from replicalab.baselines.policies.interface import Policy, reset_policy
 from replicalab.digest import EpisodeDigest
 from replicalab.episode import Episode, check_max_rounds
 from replicalab.models import EpisodeLog
-from replicalab.moves import SCIENTIST, coerce_action
+from replicalab.play import play
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import (
     DEFAULT_MAX_ROUNDS,
     DIFFICULTIES,
     NormalizedScenarioPack,
-    generate_scenario,
+    ScenarioKey,
+    generate_pack,
     get_template,
     template_names,
 )
+from replicalab.scenarios.key import check_seed
 from replicalab.scenarios.registry import check_difficulty, check_split, template_key
 
 PolicyFactory = Callable[[], Policy]
 """Builds a fresh policy; a class works. Must pickle for jobs > 1 where processes do not fork,
 and for the Ray backend."""
-
-
-class Cell(NamedTuple):
-    """One grid point: the scenario `generate_scenario(seed, template, difficulty)`."""
-
-    template: str
-    difficulty: str
-    seed: int
 
 
 @dataclass(frozen=True)
@@ -56,8 +49,7 @@ class Grid:
         for level in self.difficulties:
             check_difficulty(level)
         for seed in self.seeds:
-            if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-                raise ValueError(f"seed: expected a non-negative int, got {seed!r}")
+            check_seed(seed)
         if not (self.templates and self.difficulties and self.seeds):
             raise ValueError("grid: needs at least one template, difficulty and seed")
 
@@ -73,8 +65,14 @@ class Grid:
         chosen = range(first_seed, first_seed + seeds) if isinstance(seeds, int) else seeds
         return cls(tuple(templates or template_names()), tuple(difficulties or DIFFICULTIES), tuple(chosen))
 
-    def cells(self) -> list[Cell]:
-        return [Cell(t, d, s) for t in self.templates for d in self.difficulties for s in self.seeds]
+    def cells(self, split: str = "train") -> list[ScenarioKey]:
+        """The scenarios of the grid in `split`, in grid order."""
+        return [
+            ScenarioKey(t, split, d, s)  # type: ignore[arg-type]  # the key checks them
+            for t in self.templates
+            for d in self.difficulties
+            for s in self.seeds
+        ]
 
 
 @dataclass(frozen=True)
@@ -84,34 +82,30 @@ class Settings:
     reward_config: RewardConfig = field(default_factory=lambda: get_preset("default"))
     max_rounds: int = DEFAULT_MAX_ROUNDS
     step_cap: int | None = None
-    split: str = "train"  # which held-out set the scenarios come from
+    split: str = "train"  # which held-out set the grid's scenarios come from
 
     def __post_init__(self) -> None:
         check_max_rounds(self.max_rounds)  # refused before any episode is played
         check_split(self.split)
 
 
-def policy_seed(cell: Cell) -> int:
-    """The seed a policy gets for `cell`: a SeedSequence of (seed, template, difficulty)."""
-    level = DIFFICULTIES.index(check_difficulty(cell.difficulty))
-    entropy = [cell.seed, template_key(cell.template), level]
+def policy_seed(key: ScenarioKey) -> int:
+    """The seed a policy gets for `key`: a SeedSequence of (seed, template, difficulty)."""
+    entropy = [key.seed, template_key(key.template), DIFFICULTIES.index(key.difficulty)]
     return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
-def episode_id(cell: Cell, scientist: str, lab_manager: str) -> str:
-    return f"{cell.template}-{cell.difficulty}-{cell.seed}/{scientist}/{lab_manager}"
+def episode_id(key: ScenarioKey, scientist: str, lab_manager: str) -> str:
+    return f"{key.template}-{key.difficulty}-{key.seed}/{scientist}/{lab_manager}"
 
 
-def cell_scenario(cell: Cell, split: str) -> NormalizedScenarioPack:
-    """The scenario of `cell` in `split`."""
-    return generate_scenario(cell.seed, cell.template, cell.difficulty, split)
-
-
-def start_episode(cell: Cell, settings: Settings, scenario: NormalizedScenarioPack | None = None) -> Episode:
-    """A fresh episode of `cell`'s scenario under `settings`; `scenario` is that scenario when
-    the caller has it already (`cell_scenario(cell, settings.split)`)."""
+def start_episode(
+    key: ScenarioKey, settings: Settings, scenario: NormalizedScenarioPack | None = None
+) -> Episode:
+    """A fresh episode of `key`'s scenario under `settings`; `scenario` is that scenario when
+    the caller has it already (`generate_pack(key)`)."""
     if scenario is None:
-        scenario = cell_scenario(cell, settings.split)
+        scenario = generate_pack(key)
     return Episode(
         scenario,
         max_rounds=settings.max_rounds,
@@ -121,18 +115,15 @@ def start_episode(cell: Cell, settings: Settings, scenario: NormalizedScenarioPa
 
 
 def play_episode(
-    cell: Cell, scientist: Policy, lab_manager: Policy, settings: Settings | None = None
+    key: ScenarioKey, scientist: Policy, lab_manager: Policy, settings: Settings | None = None
 ) -> EpisodeLog:
-    """Play one episode of `cell` to the end and return its log."""
-    episode = start_episode(cell, settings or Settings())
-    seed = policy_seed(cell)
+    """Play one episode of `key`'s scenario to the end and return its log."""
+    episode = start_episode(key, settings or Settings())
+    seed = policy_seed(key)
     reset_policy(scientist, seed)
     reset_policy(lab_manager, seed)
-    while not episode.done:
-        agent = episode.agent_selection
-        policy = scientist if agent == SCIENTIST else lab_manager
-        episode.step(coerce_action(agent, policy.act(episode)))
-    return episode.to_log(episode_id(cell, scientist.name, lab_manager.name))
+    play(episode, scientist, lab_manager)
+    return episode.to_log(episode_id(key, scientist.name, lab_manager.name))
 
 
 @dataclass

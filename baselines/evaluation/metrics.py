@@ -98,10 +98,6 @@ class Summary:
     normalised: float | None
 
 
-def cell_key(episode: EpisodeDigest) -> tuple[str, str, int]:
-    return episode.template, episode.difficulty, episode.seed
-
-
 def _mean(values: Iterable[float]) -> float:
     items = list(values)
     return math.fsum(items) / len(items) if items else math.nan
@@ -110,15 +106,15 @@ def _mean(values: Iterable[float]) -> float:
 def summarize_group(
     label: str,
     episodes: Sequence[EpisodeDigest],
-    reference: dict[tuple[str, str, int], float] | None = None,
+    reference: dict[str, float] | None = None,
 ) -> Summary:
-    """One row of the table; `reference` maps a cell to the oracle's score."""
+    """One row of the table; `reference` maps a scenario id to the oracle's score."""
     agreed = [episode.agreed for episode in episodes if episode.agreed is not None]
     steps = sum(episode.steps for episode in episodes)
     regret = normalised = None
     if reference is not None:
         mine = [episode.score for episode in episodes]
-        best = [reference[cell_key(episode)] for episode in episodes]
+        best = [reference[episode.scenario_id] for episode in episodes]
         regret = _mean(b - m for b, m in zip(best, mine, strict=True))
         total = math.fsum(best)
         normalised = math.fsum(mine) / total if total > 0 else math.nan
@@ -157,8 +153,8 @@ def summarize(
     mine = _digests(episodes)
     reference = None
     if oracle is not None:
-        reference = {cell_key(episode): episode.score for episode in _digests(oracle)}
-        missing = [key for key in map(cell_key, mine) if key not in reference]
+        reference = {episode.scenario_id: episode.score for episode in _digests(oracle)}
+        missing = [episode.scenario_id for episode in mine if episode.scenario_id not in reference]
         if missing:
             raise ValueError(f"oracle: no oracle episode for {missing[0]} (and {len(missing) - 1} more)")
     groups: dict[str, list[EpisodeDigest]] = {}

@@ -25,15 +25,15 @@ from typing import Any
 
 import ray
 
-from replicalab.baselines.evaluation.grid import Cell
 from replicalab.baselines.evaluation.workers import Outcome, WorkerSetup, chunks, play_chunk, set_up_worker
+from replicalab.scenarios import ScenarioKey
 
 _run: str | None = None
 """In a Ray worker process, the run whose policies `workers` holds."""
 
 
 @ray.remote  # type: ignore[untyped-decorator]  # Ray is Any to mypy
-def _play_remote(run: str, setup: WorkerSetup, chunk: Sequence[tuple[int, Cell]]) -> Any:
+def _play_remote(run: str, setup: WorkerSetup, chunk: Sequence[tuple[int, ScenarioKey]]) -> Any:
     global _run
     if _run != run:
         set_up_worker(*setup)
@@ -59,7 +59,7 @@ def ensure_ray(jobs: int) -> None:
 
 
 def ray_outcomes(
-    todo: list[tuple[int, Cell]], setup: WorkerSetup, jobs: int
+    todo: list[tuple[int, ScenarioKey]], setup: WorkerSetup, jobs: int
 ) -> Generator[Outcome, None, None]:
     """Outcomes as their chunks finish (any order), with at most `2 * jobs` chunks in flight so
     a long grid neither floods the object store nor makes each wait scan every pending task."""

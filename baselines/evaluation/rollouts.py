@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import inspect
 import json
 import os
 import signal
@@ -42,11 +41,9 @@ from typing import BinaryIO, Literal, NamedTuple
 import numpy as np
 
 from replicalab.baselines.evaluation.grid import (
-    Cell,
     Grid,
     RunResult,
     Settings,
-    cell_scenario,
     episode_id,
     policy_seed,
     start_episode,
@@ -60,8 +57,15 @@ from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.checks import check_positive_int
 from replicalab.digest import EpisodeDigest, digest
 from replicalab.models import EpisodeLog
-from replicalab.moves import SCIENTIST, coerce_action
-from replicalab.scenarios import NormalizedScenarioPack, TemplateData, get_template
+from replicalab.moves import SCIENTIST
+from replicalab.play import play_async
+from replicalab.scenarios import (
+    NormalizedScenarioPack,
+    ScenarioKey,
+    TemplateData,
+    generate_pack,
+    get_template,
+)
 
 __all__ = [
     "AsyncPolicy",
@@ -93,7 +97,7 @@ def group_advantages(returns: Sequence[float]) -> list[float]:
     return [float(a) for a in (values - values.mean()) / std]
 
 
-def rollout_seed(cell: Cell, rollout: int | None) -> int:
+def rollout_seed(cell: ScenarioKey, rollout: int | None) -> int:
     """The policy seed of a rollout of `cell`: the runner's `policy_seed` outside groups, else a
     SeedSequence of (that seed, the rollout index)."""
     seed = policy_seed(cell)
@@ -109,7 +113,7 @@ def usage_path(out: str | os.PathLike[str]) -> Path:
 
 
 async def play_rollout(
-    cell: Cell,
+    cell: ScenarioKey,
     scientist: Seat,
     lab_manager: Seat,
     settings: Settings,
@@ -118,16 +122,11 @@ async def play_rollout(
     scenario: NormalizedScenarioPack | None = None,
 ) -> EpisodeLog:
     """Play one episode of `cell` to the end, awaiting the moves that take time; log it as `name`.
-    `scenario`, when given, is `cell`'s (`grid.cell_scenario`), generated once for its group."""
+    `scenario`, when given, is `cell`'s (`generate_pack(cell)`), generated once for its group."""
     episode = start_episode(cell, settings, scenario)
     reset_policy(scientist, seed)  # type: ignore[arg-type]
     reset_policy(lab_manager, seed)  # type: ignore[arg-type]
-    while not episode.done:
-        agent = episode.agent_selection
-        move = (scientist if agent == SCIENTIST else lab_manager).act(episode)
-        if inspect.isawaitable(move):
-            move = await move
-        episode.step(coerce_action(agent, move))
+    await play_async(episode, scientist, lab_manager)
     return episode.to_log(name)
 
 
@@ -140,7 +139,7 @@ class RolloutResult(RunResult):
 
 class _Rollout(NamedTuple):
     position: int  # of its cell in the grid
-    cell: Cell
+    cell: ScenarioKey
     rollout: int | None  # its index in its group; None outside groups
     episode_id: str
 
@@ -220,7 +219,7 @@ def run_rollouts(
     grouped = group_size > 1
     rollouts = [
         _Rollout(position, cell, k if grouped else None, _rollout_id(cell, seats, k if grouped else None))
-        for position, cell in enumerate(grid.cells())
+        for position, cell in enumerate(grid.cells(settings.split))
         for k in range(group_size)
     ]
     with ExitStack() as stack:
@@ -265,7 +264,7 @@ def run_rollouts(
         return collector.result(len(resumed))
 
 
-def _rollout_id(cell: Cell, seats: tuple[Seat, Seat], rollout: int | None) -> str:
+def _rollout_id(cell: ScenarioKey, seats: tuple[Seat, Seat], rollout: int | None) -> str:
     group = episode_id(cell, seats[0].name, seats[1].name)
     return group if rollout is None else f"{group}/{rollout}"
 
@@ -277,8 +276,7 @@ class _Groups:
     episode changes) until the group's last rollout here has started. Played rollouts, which
     finish in any order, are gathered until their group is complete."""
 
-    def __init__(self, todo: list[_Rollout], split: str) -> None:
-        self.split = split
+    def __init__(self, todo: list[_Rollout]) -> None:
         self.sizes = Counter(rollout.position for rollout in todo)
         self.unstarted = Counter(self.sizes)
         self.scenarios: dict[int, NormalizedScenarioPack] = {}
@@ -288,7 +286,7 @@ class _Groups:
         position = rollout.position
         scenario = self.scenarios.pop(position, None)
         if scenario is None:
-            scenario = cell_scenario(rollout.cell, self.split)
+            scenario = generate_pack(rollout.cell)
         self.unstarted[position] -= 1
         if self.unstarted[position]:
             self.scenarios[position] = scenario
@@ -346,7 +344,7 @@ def play_rollouts(
         adopt_templates(templates)
     finished: Outcomes = []
     report = done or (lambda position, group: finished.append((position, group)))
-    groups = _Groups(todo, settings.split)
+    groups = _Groups(todo)
 
     def played(rollout: _Rollout, result: _Played) -> None:
         group = groups.add(rollout, result)

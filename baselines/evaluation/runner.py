@@ -5,8 +5,8 @@ turn it is for a move and steps the episode until it is done.
 
 Reproducibility is the point of a log, so:
 
-- The grid is templates × difficulties × seeds, in that order; the scenario of a cell is
-  `generate_scenario(seed, template, difficulty)`, and each policy's seed is derived from the
+- The grid is templates × difficulties × seeds, in that order; a cell is the `ScenarioKey` of
+  those three in the run's split, and each policy's seed is derived from the
   same triple through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
 - Episodes may run in worker processes (`jobs`), or as Ray tasks (`backend="ray"`, see
   `replicalab.baselines.evaluation.ray_backend`), both playing the same chunks with
@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Literal, cast
 
 from replicalab.baselines.evaluation.grid import (
-    Cell,
     Grid,
     PolicyFactory,
     RunResult,
@@ -61,7 +60,6 @@ from replicalab.scenarios import get_template
 __all__ = [
     "BACKENDS",
     "Backend",
-    "Cell",
     "Grid",
     "PolicyFactory",
     "RunResult",
@@ -173,7 +171,7 @@ def _run_policies(
     check_positive_int("jobs", jobs)
     if resume and out is None:
         raise ValueError("resume: needs an output file")
-    cells = grid.cells()
+    cells = grid.cells(settings.split)
     scientist, scientist_name = _policies(scientist_seat, "scientist")
     lab_manager, lab_manager_name = _policies(lab_manager_seat, "lab_manager")
     names = scientist_name, lab_manager_name

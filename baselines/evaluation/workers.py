@@ -11,11 +11,11 @@ import signal
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from replicalab.baselines.evaluation.grid import Cell, PolicyFactory, Settings, play_episode
+from replicalab.baselines.evaluation.grid import PolicyFactory, Settings, play_episode
 from replicalab.baselines.policies.interface import Policy, seat_stats
 from replicalab.digest import EpisodeDigest, digest
 from replicalab.models import EpisodeLog
-from replicalab.scenarios import TemplateData, get_template, register_template, template_names
+from replicalab.scenarios import ScenarioKey, TemplateData, get_template, register_template, template_names
 
 Outcome = tuple[int, dict[str, float], EpisodeDigest, EpisodeLog | str]
 """Grid index, policy counters, digest, and the episode: the log itself when played in this
@@ -30,7 +30,7 @@ def init_worker(scientist: PolicyFactory, lab_manager: PolicyFactory, settings: 
     _worker = (scientist(), lab_manager(), settings)
 
 
-def play_chunk(indexed: Sequence[tuple[int, Cell]], keep: bool = False) -> list[Outcome]:
+def play_chunk(indexed: Sequence[tuple[int, ScenarioKey]], keep: bool = False) -> list[Outcome]:
     assert _worker is not None, "worker used before init_worker"
     scientist, lab_manager, settings = _worker
     out = []
@@ -41,7 +41,7 @@ def play_chunk(indexed: Sequence[tuple[int, Cell]], keep: bool = False) -> list[
     return out
 
 
-def chunks(todo: list[tuple[int, Cell]], jobs: int) -> list[list[tuple[int, Cell]]]:
+def chunks(todo: list[tuple[int, ScenarioKey]], jobs: int) -> list[list[tuple[int, ScenarioKey]]]:
     """Small enough to balance the workers and keep grid-order writing flowing."""
     size = max(1, min(16, len(todo) // (jobs * 8)))
     return [todo[i : i + size] for i in range(0, len(todo), size)]
@@ -83,7 +83,9 @@ def adopt_templates(templates: tuple[TemplateData, ...]) -> None:
             register_template(data, replace=True)
 
 
-def outcomes(todo: list[tuple[int, Cell]], pool: ProcessPoolExecutor | None, jobs: int) -> Iterator[Outcome]:
+def outcomes(
+    todo: list[tuple[int, ScenarioKey]], pool: ProcessPoolExecutor | None, jobs: int
+) -> Iterator[Outcome]:
     """Outcomes as they finish (any order); in this process when there is no pool."""
     if pool is None:
         for item in todo:

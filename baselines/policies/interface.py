@@ -14,12 +14,19 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
 from replicalab.episode import Episode
-from replicalab.models import LabManagerAction, ScientistAction
-from replicalab.moves import ActionError
+from replicalab.play import Move
 
-Move = ScientistAction | LabManagerAction | ActionError | str
-"""What a policy returns; a string is model text for the episode's parser, an `ActionError` a
-move the policy could not make (the episode records it as refused)."""
+__all__ = [
+    "LAB_MANAGER_PREFIX",
+    "AsyncPolicy",
+    "Move",
+    "Policy",
+    "Seat",
+    "SeatFactory",
+    "policy_stats",
+    "reset_policy",
+    "seat_stats",
+]
 
 
 @runtime_checkable

@@ -1,7 +1,8 @@
 """Seeded scenario generation over data-driven templates."""
 
-from replicalab.scenarios.generator import DEFAULT_MAX_ROUNDS, generate_scenario
+from replicalab.scenarios.generator import DEFAULT_MAX_ROUNDS, generate_pack, generate_scenario
 from replicalab.scenarios.io import load_pack, save_pack
+from replicalab.scenarios.key import ScenarioKey
 from replicalab.scenarios.plan import minimal_protocol, published_protocol
 from replicalab.scenarios.registry import (
     BUILTIN_TEMPLATES,
@@ -32,8 +33,10 @@ __all__ = [
     "NormalizedScenarioPack",
     "PaperCase",
     "ScenarioFamily",
+    "ScenarioKey",
     "TemplateData",
     "available_scenario_families",
+    "generate_pack",
     "generate_scenario",
     "get_template",
     "load_pack",

@@ -20,10 +20,11 @@ import numpy as np
 
 from replicalab.models import LabManagerObservation, ScientistObservation, Substitution
 from replicalab.prices import RATE_DRAWS
+from replicalab.scenarios.key import ScenarioKey
 from replicalab.scenarios.lab_draws import LAB_DRAWS, Draws, draw_lab
 from replicalab.scenarios.paper import STUDY_DRAWS, WORDING_DRAWS, Study, draw_study
 from replicalab.scenarios.plan import CasePlan, Listed, TemplatePlan, template_plan
-from replicalab.scenarios.registry import check_difficulty, check_has_cases, check_split
+from replicalab.scenarios.registry import check_has_cases
 from replicalab.scenarios.rules import lab_constraints
 from replicalab.scenarios.types import (
     DIFFICULTIES,
@@ -54,9 +55,12 @@ def generate_scenario(
 ) -> NormalizedScenarioPack:
     """Generate the pack for (seed, template, difficulty, split); the same inputs give the same
     pack. The paper case is drawn among the template's cases of `split`."""
-    seed = _check_seed(seed)
-    level = check_difficulty(difficulty)
-    part = check_split(split)
+    return generate_pack(ScenarioKey(template, split, difficulty, seed))  # type: ignore[arg-type]  # the key checks them
+
+
+def generate_pack(key: ScenarioKey) -> NormalizedScenarioPack:
+    """The pack `key` names (`generate_scenario` with the key's fields)."""
+    template, part, level, seed = key.template, key.split, key.difficulty, key.seed
     plan = template_plan(template)
     cases = plan.cases[part]
     if not cases:
@@ -68,7 +72,7 @@ def generate_scenario(
     price_draws = u[LAB_DRAWS + STUDY_DRAWS : -WORDING_DRAWS]
     listing, substitutions, lab = draw_lab(plan, case, study, level, draws, price_draws)
     return _assemble(
-        f"{template}-{part}-{level}-{seed}",
+        key.id,
         (template, part, level, seed),
         plan,
         case,
@@ -95,14 +99,6 @@ def paper_facts(pack: NormalizedScenarioPack) -> tuple[Fact, ...]:
     if study is None or study.paper != pack.paper:
         raise ValueError(f"pack: {pack.scenario_id} is not the pack its seed generates")
     return study.facts
-
-
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"seed: expected a non-negative int, got {type(seed).__name__}")
-    if seed < 0:
-        raise ValueError(f"seed: must be non-negative, got {seed}")
-    return int(seed)
 
 
 def _assemble(

@@ -129,11 +129,12 @@ def check_has_cases(template: str, split: str) -> None:
     )
 
 
-def check_difficulty(difficulty: str) -> Difficulty:
+def check_difficulty(difficulty: str, name: str = "difficulty") -> Difficulty:
+    """`difficulty` when it names a level, else an error naming `name` and the valid levels."""
     for level in DIFFICULTIES:
         if difficulty == level:
             return level
-    raise ValueError(f"difficulty: unknown difficulty {difficulty!r}; valid: {', '.join(DIFFICULTIES)}")
+    raise ValueError(f"{name}: unknown difficulty {difficulty!r}; valid: {', '.join(DIFFICULTIES)}")
 
 
 def available_scenario_families() -> list[ScenarioFamily]:
