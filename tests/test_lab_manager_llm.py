@@ -202,7 +202,7 @@ def test_a_served_lab_manager_plays_the_baseline_from_the_command_line(
     assert "baseline vs llm" in result.stdout and "model usage:" in result.stdout
     assert {request["model"] for request in table.requests} == {"lm"}
     logs = [EpisodeLog.model_validate_json(line) for line in out.read_bytes().splitlines()]
-    assert [log.episode_id for log in logs] == [f"ml_benchmark-hard-{s}/baseline/llm" for s in range(2)]
+    assert [log.episode_id for log in logs] == [f"ml_benchmark-test-hard-{s}/baseline/llm" for s in range(2)]
     answers = [step.action_type for log in logs for step in log.steps if step.agent == LAB_MANAGER]
     assert answers and set(answers) <= {a.value for a in LabManagerActionType}
 

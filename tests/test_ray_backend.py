@@ -56,7 +56,7 @@ def test_evaluate_with_ray_writes_the_bytes_of_worker_processes(tmp_path: Path) 
     assert on_ray == processes
     assert ray_table == table  # the oracle's reference ran on Ray too, to the same scores
     ids = [json.loads(line)["episode_id"] for line in on_ray.splitlines()]
-    assert len(ids) == 12 and ids[0] == "ml_benchmark-easy-0/random/grounded"
+    assert len(ids) == 12 and ids[0] == "ml_benchmark-test-easy-0/random/grounded"
 
 
 def test_ray_workers_play_a_family_only_the_parent_registered(

@@ -25,7 +25,7 @@ WIDE_HEADERS = (*HEADERS, "return ± 95% CI", "rounds", "invalid", "rigor", "fea
 
 def _digest(seed: int, verdict: Verdict | None) -> EpisodeDigest:
     return EpisodeDigest(
-        episode_id=f"ml_benchmark-easy-{seed}/x/y",
+        episode_id=f"ml_benchmark-train-easy-{seed}/x/y",
         scenario_id=f"ml_benchmark-train-easy-{seed}",
         template="ml_benchmark",
         difficulty="easy",

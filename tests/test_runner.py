@@ -77,7 +77,7 @@ def test_policy_seed_is_stable_and_distinct() -> None:
     again = play_episode(cell, RandomScientist(seed=123), GroundedLabManager())
     assert first.model_dump_json() == again.model_dump_json()
     assert first.episode_id == episode_id(cell, "random", "grounded")
-    assert first.episode_id == "math_reasoning-hard-5/random/grounded"
+    assert first.episode_id == "math_reasoning-train-hard-5/random/grounded"
 
 
 # --------------------------------------------------------------------------- files

@@ -96,7 +96,7 @@ def policy_seed(key: ScenarioKey) -> int:
 
 
 def episode_id(key: ScenarioKey, scientist: str, lab_manager: str) -> str:
-    return f"{key.template}-{key.difficulty}-{key.seed}/{scientist}/{lab_manager}"
+    return f"{key.id}/{scientist}/{lab_manager}"
 
 
 def start_episode(
