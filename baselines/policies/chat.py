@@ -2,14 +2,13 @@
 
 `ChatPolicy` is the same for every seat; a `ChatRole` (`replicalab.baselines.policies.roles`)
 says what is particular to one: its system prompt, its user message for the current turn, and
-its turn (the prompt → parse → retry loop, written against a blocking `GenerateFn`).
+its turn (the prompt → parse → retry loop).
 
-The turn is the agents' own synchronous loop, not an async copy of it: `ChatPolicy` replays it.
-The turn runs with a `GenerateFn` that answers from the replies received so far and raises
-`_ReplyNeeded` (holding the messages it was asked with) for the next one; the policy awaits that
-reply from the backend and runs the turn again. The parser is pure, so a rerun takes the same
-path through the earlier replies, and a turn of k calls runs k times (k is 1 unless the model's
-output had to be corrected, and at most the role's retries plus one).
+The turn is the agents' own loop, not an async copy of it: a `RetryTurn` that makes no call
+itself says which messages to send next and takes each reply, so `ChatPolicy` awaits the reply
+from the backend and hands it over, and the blocking seats advance the same turn with a
+`GenerateFn`. A turn takes one call unless the model's output had to be corrected, and at most
+the role's retries plus one.
 
 A call that fails (see `replicalab.baselines.llm.backend.LLM_ERROR_CODES`) costs the turn: the
 policy returns an `ActionError` with the call's code, which the episode records as a refused
@@ -29,7 +28,7 @@ from pydantic import Field
 from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
 from replicalab.baselines.llm.backend import Completion, LLMCallError
 from replicalab.baselines.policies.interface import Move
-from replicalab.baselines.policies.roles import ChatRole
+from replicalab.baselines.policies.roles import ChatRole, move_of
 from replicalab.episode import Episode
 from replicalab.models import Contract
 from replicalab.moves import ActionError
@@ -103,28 +102,6 @@ class _Counters:
         self.failed[error.code] = self.failed.get(error.code, 0) + 1
 
 
-class _ReplyNeeded(Exception):
-    """Raised by `_Replay` for a call it has no reply for yet; `messages` are that call's."""
-
-    def __init__(self, messages: list[dict[str, str]]) -> None:
-        super().__init__("the turn needs another reply")
-        self.messages = messages
-
-
-class _Replay:
-    """A `GenerateFn` answering from `replies` in order, then asking for the next one."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = replies
-        self.calls = 0
-
-    def __call__(self, messages: list[dict[str, str]]) -> str:
-        if self.calls == len(self.replies):
-            raise _ReplyNeeded([dict(m) for m in messages])
-        self.calls += 1
-        return self.replies[self.calls - 1]
-
-
 class ChatPolicy:
     """A chat model in the seat of `role`, one episode at a time (the runner makes one per
     episode, so episodes in flight share nothing but the backend).
@@ -191,16 +168,11 @@ class ChatPolicy:
         if episode.scenario is not self._scenario:
             self._scenario = episode.scenario
             self._system_prompt = self.role.system_prompt(episode.scenario)
-        user_message = self.role.user_message(episode, self.prompt_chars)
+        turn = self.role.start(self._system_prompt, self.role.user_message(episode, self.prompt_chars))
         counters = self._counters
-        replies: list[str] = []
         messages: list[dict[str, str]] = []
-        while True:
-            try:
-                move = self.role.turn(_Replay(replies), self._system_prompt, user_message)
-                break
-            except _ReplyNeeded as needed:
-                messages = needed.messages
+        while (request := turn.request) is not None:
+            messages = request
             counters.calls += 1
             if self._rng is None:
                 self._rng = np.random.default_rng(self._seed)  # draws each call's sampling seed
@@ -211,12 +183,11 @@ class ChatPolicy:
                 counters.failed_with(error)
                 return ActionError(code=error.code, message=error.message)
             counters.answered(completion)
-            replies.append(completion.text)
-        if not replies:  # a role that moved without asking the model
-            return move
-        counters.parse_retries += len(replies) - 1
+            turn.answer(completion.text)
+        move = move_of(turn)
+        counters.parse_retries += turn.calls - 1
         counters.parse_failures += isinstance(move, str)
         self.turns.append(
-            LLMTurn(self.role.agent, episode.round_number, messages, replies[-1], calls=len(replies))
+            LLMTurn(self.role.agent, episode.round_number, messages, turn.replies[-1], calls=turn.calls)
         )
         return move

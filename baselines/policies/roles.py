@@ -2,8 +2,9 @@
 the current turn, and its turn (prompt → parse → correct and retry, `replicalab.agents`' loop).
 
 The same roles serve a model behind a blocking `GenerateFn` (`seats.LLMScientist`,
-`seats.LLMLabManager`) and a served chat model (`chat.ChatPolicy`), so a seat's prompts and
-retry loop are written once.
+`seats.LLMLabManager`, through `call`) and a served chat model (`chat.ChatPolicy`, which
+advances the role's `RetryTurn` itself, awaiting each reply), so a seat's prompts and retry loop
+are written once.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from replicalab.agents import (
     GenerateFn,
     RetryMetadata,
     build_scientist_system_prompt,
-    call_scientist_with_retry,
     format_scientist_observation,
 )
 from replicalab.agents.lab_manager_prompts import (
     build_lab_manager_system_prompt,
-    call_lab_manager_with_retry,
     format_lab_manager_observation,
+    lab_manager_turn,
 )
+from replicalab.agents.retry import RetryTurn, run_turn
+from replicalab.agents.scientist_retry import scientist_turn
 from replicalab.baselines.policies.interface import Move
 from replicalab.episode import Episode
 from replicalab.models import LabManagerAction, ScientistAction
@@ -30,7 +32,7 @@ from replicalab.moves import LAB_MANAGER, SCIENTIST
 from replicalab.parsing import OutputParseError
 from replicalab.scenarios import NormalizedScenarioPack
 
-__all__ = ["ChatRole", "LabManagerRole", "RetryingRole", "ScientistRole"]
+__all__ = ["ChatRole", "LabManagerRole", "RetryingRole", "ScientistRole", "move_of"]
 
 
 class ChatRole(Protocol):
@@ -44,26 +46,38 @@ class ChatRole(Protocol):
         """This turn's observation, in at most `max_chars` characters."""
         ...
 
-    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        """Ask `generate` for this turn's move (correcting it as the role sees fit) and return
-        the move, or the model's last text when it never parsed (the episode records why)."""
+    def start(
+        self, system_prompt: str, user_message: str
+    ) -> RetryTurn[ScientistAction] | RetryTurn[LabManagerAction]:
+        """This turn's prompt → parse → retry loop, for the caller to advance with the model's
+        replies (`move_of` reads its move)."""
         ...
 
 
+def move_of(turn: RetryTurn[ScientistAction] | RetryTurn[LabManagerAction]) -> Move:
+    """The move of a finished turn: its action, or the model's last text when it never parsed
+    (the episode records why)."""
+    try:
+        return turn.result()[0]
+    except OutputParseError as error:
+        return error.raw_text
+
+
 class RetryingRole(ABC):
-    """What both seats' roles share: the retry budget, and a turn that is the seat's
-    prompt → parse → retry call, or the model's last text when it never parsed."""
+    """What both seats' roles share: the retry budget, and a blocking call that advances the
+    seat's turn with a `GenerateFn`."""
 
     def __init__(self, max_retries: int = 2) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
         self.max_retries = max_retries
 
-    def turn(self, generate: GenerateFn, system_prompt: str, user_message: str) -> Move:
-        try:
-            return self.call(generate, system_prompt, user_message)[0]
-        except OutputParseError as error:
-            return error.raw_text
+    def call(
+        self, generate: GenerateFn, system_prompt: str, user_message: str
+    ) -> tuple[ScientistAction | LabManagerAction, RetryMetadata]:
+        """The seat's parsed move and how the call went; raises the seat's `OutputParseError`
+        when every retry failed to parse."""
+        return run_turn(self.start(system_prompt, user_message), generate)
 
     @abstractmethod
     def system_prompt(self, scenario: NormalizedScenarioPack) -> str: ...
@@ -73,15 +87,14 @@ class RetryingRole(ABC):
         """This turn's observation, in at most `max_chars` characters."""
 
     @abstractmethod
-    def call(
-        self, generate: GenerateFn, system_prompt: str, user_message: str
-    ) -> tuple[ScientistAction | LabManagerAction, RetryMetadata]:
-        """The seat's parsed move and how the call went; raises the seat's `OutputParseError`
-        when every retry failed to parse."""
+    def start(
+        self, system_prompt: str, user_message: str
+    ) -> RetryTurn[ScientistAction] | RetryTurn[LabManagerAction]:
+        """This turn's prompt → parse → retry loop, for the caller to advance."""
 
 
 class ScientistRole(RetryingRole):
-    """The Scientist's prompts and its retry loop (`call_scientist_with_retry`)."""
+    """The Scientist's prompts and its retry loop (`scientist_turn`)."""
 
     agent = SCIENTIST
 
@@ -91,16 +104,13 @@ class ScientistRole(RetryingRole):
     def user_message(self, episode: Episode, max_chars: int) -> str:
         return format_scientist_observation(episode.scientist_observation(), max_chars)
 
-    def call(
-        self, generate: GenerateFn, system_prompt: str, user_message: str
-    ) -> tuple[ScientistAction, RetryMetadata]:
-        result = call_scientist_with_retry(generate, system_prompt, user_message, self.max_retries)
-        return result.action, result.metadata
+    def start(self, system_prompt: str, user_message: str) -> RetryTurn[ScientistAction]:
+        return scientist_turn(system_prompt, user_message, self.max_retries)
 
 
 class LabManagerRole(RetryingRole):
     """The Lab Manager's prompts (shown the grounded check each turn) and its retry loop
-    (`call_lab_manager_with_retry`)."""
+    (`lab_manager_turn`)."""
 
     agent = LAB_MANAGER
 
@@ -110,8 +120,5 @@ class LabManagerRole(RetryingRole):
     def user_message(self, episode: Episode, max_chars: int) -> str:
         return format_lab_manager_observation(episode.lab_manager_observation(), max_chars)
 
-    def call(
-        self, generate: GenerateFn, system_prompt: str, user_message: str
-    ) -> tuple[LabManagerAction, RetryMetadata]:
-        result = call_lab_manager_with_retry(generate, system_prompt, user_message, self.max_retries)
-        return result.action, result.metadata
+    def start(self, system_prompt: str, user_message: str) -> RetryTurn[LabManagerAction]:
+        return lab_manager_turn(system_prompt, user_message, self.max_retries)

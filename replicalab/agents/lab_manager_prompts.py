@@ -22,7 +22,7 @@ from replicalab.agents.prompt_parts import (
     number,
     protocol_section,
 )
-from replicalab.agents.retry import GenerateFn, RetryMetadata, call_with_retry
+from replicalab.agents.retry import GenerateFn, RetryMetadata, RetryTurn, run_turn
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
     AlternativeSuggestion,
@@ -41,6 +41,7 @@ __all__ = [
     "build_lab_manager_system_prompt",
     "call_lab_manager_with_retry",
     "format_lab_manager_observation",
+    "lab_manager_turn",
     "parse_lab_manager_output",
 ]
 
@@ -150,6 +151,22 @@ class LabManagerCallResult(Contract):
     metadata: RetryMetadata
 
 
+def lab_manager_turn(
+    system_prompt: str, observation: LabManagerObservation | str, max_retries: int = 2
+) -> RetryTurn[LabManagerAction]:
+    """The Lab Manager's model turn, for a caller that advances it itself; `observation` may
+    already be formatted."""
+    user = observation if isinstance(observation, str) else format_lab_manager_observation(observation)
+    return RetryTurn(
+        system_prompt,
+        user,
+        parse_lab_manager_output,
+        action_name="LabManagerAction",
+        schema_reminder=LAB_MANAGER_SCHEMA_REMINDER,
+        max_retries=max_retries,
+    )
+
+
 def call_lab_manager_with_retry(
     generate_fn: GenerateFn,
     system_prompt: str,
@@ -161,16 +178,7 @@ def call_lab_manager_with_retry(
     `observation` may already be formatted. After the last failed attempt the last
     `LabManagerOutputParseError` is raised.
     """
-    user = observation if isinstance(observation, str) else format_lab_manager_observation(observation)
-    action, metadata = call_with_retry(
-        generate_fn,
-        system_prompt,
-        user,
-        parse_lab_manager_output,
-        action_name="LabManagerAction",
-        schema_reminder=LAB_MANAGER_SCHEMA_REMINDER,
-        max_retries=max_retries,
-    )
+    action, metadata = run_turn(lab_manager_turn(system_prompt, observation, max_retries), generate_fn)
     return LabManagerCallResult(action=action, metadata=metadata)
 
 

@@ -4,12 +4,18 @@
 
 from __future__ import annotations
 
-from replicalab.agents.retry import GenerateFn, RetryMetadata, call_with_retry
+from replicalab.agents.retry import GenerateFn, RetryMetadata, RetryTurn, run_turn
 from replicalab.agents.scientist_prompts import SCHEMA_REMINDER, format_scientist_observation
 from replicalab.models import Contract, ScientistAction, ScientistObservation
 from replicalab.parsing import parse_scientist_output
 
-__all__ = ["GenerateFn", "RetryMetadata", "ScientistCallResult", "call_scientist_with_retry"]
+__all__ = [
+    "GenerateFn",
+    "RetryMetadata",
+    "ScientistCallResult",
+    "call_scientist_with_retry",
+    "scientist_turn",
+]
 
 
 class ScientistCallResult(Contract):
@@ -17,6 +23,22 @@ class ScientistCallResult(Contract):
 
     action: ScientistAction
     metadata: RetryMetadata
+
+
+def scientist_turn(
+    system_prompt: str, observation: ScientistObservation | str, max_retries: int = 2
+) -> RetryTurn[ScientistAction]:
+    """The Scientist's model turn, for a caller that advances it itself; `observation` may
+    already be formatted."""
+    user = observation if isinstance(observation, str) else format_scientist_observation(observation)
+    return RetryTurn(
+        system_prompt,
+        user,
+        parse_scientist_output,
+        action_name="ScientistAction",
+        schema_reminder=SCHEMA_REMINDER,
+        max_retries=max_retries,
+    )
 
 
 def call_scientist_with_retry(
@@ -30,14 +52,5 @@ def call_scientist_with_retry(
     `observation` may already be formatted. After the last failed attempt the last
     `ScientistOutputParseError` is raised; a `generate_fn` that returns a non-str raises TypeError.
     """
-    user = observation if isinstance(observation, str) else format_scientist_observation(observation)
-    action, metadata = call_with_retry(
-        generate_fn,
-        system_prompt,
-        user,
-        parse_scientist_output,
-        action_name="ScientistAction",
-        schema_reminder=SCHEMA_REMINDER,
-        max_retries=max_retries,
-    )
+    action, metadata = run_turn(scientist_turn(system_prompt, observation, max_retries), generate_fn)
     return ScientistCallResult(action=action, metadata=metadata)
