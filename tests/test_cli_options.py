@@ -39,7 +39,7 @@ def no_episode_may_run(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("an episode ran before the command line was checked")
 
-    monkeypatch.setattr(replicalab.baselines.evaluation.workers, "play_episode", refuse)
+    monkeypatch.setattr(replicalab.baselines.evaluation.workers, "start_episode", refuse)
 
 
 def test_evaluate_on_ray_without_ray_says_how_to_install_it(

@@ -4,10 +4,8 @@ concurrency; faults recorded inside their episode; GRPO groups with their advant
 from __future__ import annotations
 
 import functools
-import gc
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +16,7 @@ from hypothesis import strategies as st
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
 from replicalab.agents import MAX_PROMPT_CHARS
-from replicalab.baselines.evaluation import rollouts
+from replicalab.baselines.evaluation import workers
 from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
 from replicalab.baselines.evaluation.runner import Grid, Settings, episode_id, policy_seed, run_grid
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
@@ -169,29 +167,6 @@ def test_a_bug_stops_the_run_and_leaves_whole_lines(tmp_path: Path) -> None:
     assert all(EpisodeLog.model_validate_json(line) for line in _bytes(out).splitlines())
 
 
-@pytest.fixture
-def thresholds() -> Iterator[tuple[int, int, int]]:
-    """The collector's thresholds set to odd values for the test, and put back after it."""
-    before = gc.get_threshold()
-    gc.set_threshold(500, 7, 9)
-    yield (500, 7, 9)
-    gc.set_threshold(*before)
-
-
-def test_rollouts_collect_young_objects_late_and_put_the_thresholds_back(
-    thresholds: tuple[int, int, int],
-) -> None:
-    during: list[tuple[int, ...]] = []
-    run_rollouts(
-        SMALL, RandomScientist, concurrency=4, on_episode=lambda _: during.append(gc.get_threshold())
-    )
-    assert set(during) == {(rollouts.YOUNG_COLLECTION_THRESHOLD, 7, 9)}
-    assert gc.get_threshold() == thresholds
-    with pytest.raises(_Bug):
-        run_rollouts(GRID, _BuggyScientist, concurrency=3)
-    assert gc.get_threshold() == thresholds
-
-
 # --------------------------------------------------------------------------- groups
 
 
@@ -205,7 +180,7 @@ def test_a_group_plays_one_scenario_with_seeds_of_its_own(
         generated.append(cell)
         return generate_pack(cell)
 
-    monkeypatch.setattr(rollouts, "generate_pack", counted)
+    monkeypatch.setattr(workers, "generate_pack", counted)
     result = run_rollouts(GRID, chat(stub), concurrency=16, group_size=4, out=tmp_path / "run.jsonl")
     assert generated == GRID.cells()  # once a group, shared by its rollouts
     logs = result.logs

@@ -30,8 +30,8 @@ from replicalab.baselines.cli.options import (
 from replicalab.baselines.cli.output import counted, episode_progress, stdout_console
 from replicalab.baselines.cli.seats import Seats, choose_backend, choose_seats
 from replicalab.baselines.evaluation import report
+from replicalab.baselines.evaluation.engine import usage_path
 from replicalab.baselines.evaluation.metrics import summarize
-from replicalab.baselines.evaluation.rollouts import RolloutResult, usage_path
 from replicalab.baselines.evaluation.runner import Backend, Grid, RunResult, Settings, run_grid
 from replicalab.baselines.llm.backend import ServerFailing
 from replicalab.baselines.policies.oracle import OracleScientist
@@ -222,11 +222,11 @@ def _print_results(
         console.print(f"{against} against the oracle on the same seeds (oracle mean score {best:.2f}).")
     if result.stats:
         console.print(report.stats_line(result.stats))
-    if isinstance(result, RolloutResult):
+    if result.usage is not None:
         console.print(llm_cli.usage_line(result.usage))
     if plan.out is not None:
         console.print(Text(f"logs: {plan.out} ({counted(episodes, 'episode')}, {result.resumed} resumed)"))
-        if isinstance(result, RolloutResult):
+        if result.usage is not None:
             console.print(Text(f"usage: {usage_path(plan.out)}"))
     if plan.export_turns is not None:
         console.print(Text(f"turns: {plan.export_turns}"))

@@ -20,9 +20,9 @@ from pydantic import ValidationError
 from rich.text import Text
 
 from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS
-from replicalab.baselines.evaluation.rollouts import SeatFactory
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend, LLMCallError
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage
+from replicalab.baselines.policies.interface import SeatFactory
 from replicalab.baselines.policies.roles import LabManagerRole, ScientistRole
 
 __all__ = [

@@ -14,6 +14,7 @@ from functools import cached_property
 
 import numpy as np
 
+from replicalab.baselines.policies.chat import EpisodeUsage
 from replicalab.baselines.policies.interface import Policy, reset_policy
 from replicalab.digest import EpisodeDigest
 from replicalab.episode import Episode, check_max_rounds
@@ -95,6 +96,15 @@ def policy_seed(key: ScenarioKey) -> int:
     return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
+def rollout_seed(key: ScenarioKey, rollout: int | None) -> int:
+    """The policy seed of a rollout of `key`: `policy_seed` outside groups, else a SeedSequence
+    of (that seed, the rollout index)."""
+    seed = policy_seed(key)
+    if rollout is None:
+        return seed
+    return int(np.random.SeedSequence([seed, rollout]).generate_state(1)[0])
+
+
 def episode_id(key: ScenarioKey, scientist: str, lab_manager: str) -> str:
     return f"{key.id}/{scientist}/{lab_manager}"
 
@@ -133,6 +143,8 @@ class RunResult:
     digests: list[EpisodeDigest]  # one per grid cell, in grid order
     stats: dict[str, float]  # policy counters summed over the episodes played in this call
     resumed: int = 0  # episodes taken from the existing file
+    usage: list[EpisodeUsage] | None = None
+    """The model usage of the episodes played in this call; None where no seat awaits a model."""
     _episodes: list[EpisodeLog | str] = field(default_factory=list, repr=False, compare=False)
     """Per grid cell, its log, or its JSON line where the run wrote one or a worker sent it."""
 

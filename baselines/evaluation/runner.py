@@ -8,10 +8,9 @@ Reproducibility is the point of a log, so:
 - The grid is templates × difficulties × seeds, in that order; a cell is the `ScenarioKey` of
   those three in the run's split, and each policy's seed is derived from the
   same triple through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
-- Episodes may run in worker processes (`jobs`), or as Ray tasks (`backend="ray"`, see
-  `replicalab.baselines.evaluation.ray_backend`), both playing the same chunks with
-  `workers.play_chunk`, but lines are
-  written in grid order only, one whole line and a flush per episode, so `jobs=2` and Ray write
+- Episodes may run in worker processes (`jobs`), or as Ray tasks (`backend="ray"`), all through
+  one engine (`replicalab.baselines.evaluation.engine`) playing the same chunks with
+  `workers.play_chunk`, but lines are written in grid order only, one whole line and a flush per episode, so `jobs=2` and Ray write
   the same bytes as `jobs=1` and a killed run leaves a prefix of whole lines (plus at most one
   partial line).
 - `resume=True` drops a trailing partial line, keeps the episodes already logged (they must be
@@ -25,12 +24,10 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import ExitStack, closing
-from pathlib import Path
-from typing import Literal, cast
+from collections.abc import Callable
+from typing import Literal
 
+from replicalab.baselines.evaluation.engine import Output, run_episodes
 from replicalab.baselines.evaluation.grid import (
     Grid,
     PolicyFactory,
@@ -41,21 +38,12 @@ from replicalab.baselines.evaluation.grid import (
     policy_seed,
     start_episode,
 )
-from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
 from replicalab.baselines.evaluation.rollouts import run_rollouts
-from replicalab.baselines.evaluation.workers import (
-    Outcome,
-    WorkerSetup,
-    init_pool_worker,
-    init_worker,
-    outcomes,
-)
+from replicalab.baselines.evaluation.workers import WorkerSetup
 from replicalab.baselines.policies.interface import SeatFactory
 from replicalab.baselines.policies.seats import GroundedLabManager
 from replicalab.checks import check_positive_int
-from replicalab.digest import EpisodeDigest, digest
-from replicalab.models import EpisodeLog
-from replicalab.scenarios import get_template
+from replicalab.digest import EpisodeDigest
 
 __all__ = [
     "BACKENDS",
@@ -129,15 +117,7 @@ def run_grid(
             "flight need backend='served'"
         )
     return _run_policies(
-        grid,
-        scientist,
-        lab_manager,
-        settings,
-        jobs,
-        out,
-        resume,
-        on_episode,
-        backend,
+        grid, scientist, lab_manager, settings, jobs, Output(out, resume, None, on_episode), backend
     )
 
 
@@ -146,88 +126,19 @@ def _awaits(factory: SeatFactory) -> bool:
     return inspect.iscoroutinefunction(factory().act)
 
 
-def _policies(factory: SeatFactory, seat: str) -> tuple[PolicyFactory, str]:
-    """`factory` and its seat's name, refused by seat when its moves are awaited (only `served`
-    awaits them)."""
-    built = factory()
-    if inspect.iscoroutinefunction(built.act):
-        raise ValueError(f"{seat}: a seat that awaits its moves needs backend='served'")
-    return cast(PolicyFactory, factory), built.name
-
-
 def _run_policies(
     grid: Grid,
-    scientist_seat: SeatFactory,
-    lab_manager_seat: SeatFactory,
+    scientist: SeatFactory,
+    lab_manager: SeatFactory,
     settings: Settings | None,
     jobs: int,
-    out: str | os.PathLike[str] | None,
-    resume: bool,
-    on_episode: Callable[[EpisodeDigest], None] | None,
+    output: Output,
     backend: Backend,
 ) -> RunResult:
     """`run_grid` for seats whose moves come at once: this process, worker processes or Ray."""
-    settings = settings or Settings()
     check_positive_int("jobs", jobs)
-    if resume and out is None:
-        raise ValueError("resume: needs an output file")
-    cells = grid.cells(settings.split)
-    scientist, scientist_name = _policies(scientist_seat, "scientist")
-    lab_manager, lab_manager_name = _policies(lab_manager_seat, "lab_manager")
-    names = scientist_name, lab_manager_name
-    ids = [episode_id(cell, *names) for cell in cells]
-    resumed_logs: list[EpisodeLog] = []
-    digests: list[EpisodeDigest] = []
-    episodes: list[EpisodeLog | str] = []
-    totals: dict[str, float] = {}
-    ready: dict[int, Outcome] = {}
-    with ExitStack() as stack:
-        handle = None
-        if out is not None:
-            handle = open_log(Path(out), stack)
-            if resume:
-                resumed_logs = logged_episodes(Path(out), handle, ids, settings)
-            else:
-                handle.truncate(0)
-        resumed = len(resumed_logs)
-        for log in resumed_logs:
-            digests.append(digest(log))
-            episodes.append(log)
-            if on_episode is not None:
-                on_episode(digests[-1])
-        todo = list(enumerate(cells))[resumed:]
-        setup: WorkerSetup = (
-            scientist,
-            lab_manager,
-            settings,
-            tuple(get_template(name) for name in grid.templates),
-        )
-        played: Iterator[Outcome]
-        if backend == "ray":
-            from replicalab.baselines.evaluation.ray_backend import ray_outcomes  # Ray is optional
-
-            played = stack.enter_context(closing(ray_outcomes(todo, setup, jobs)))  # cancels on error
-        elif jobs > 1 and len(todo) > 1:
-            pool = stack.enter_context(
-                ProcessPoolExecutor(max_workers=jobs, initializer=init_pool_worker, initargs=setup)
-            )
-            stack.callback(pool.shutdown, wait=True, cancel_futures=True)  # on error: stop soon
-            played = outcomes(todo, pool, jobs)
-        else:
-            init_worker(scientist, lab_manager, settings)
-            played = outcomes(todo, None, jobs)
-        for outcome in played:
-            ready[outcome[0]] = outcome
-            while len(digests) in ready:  # write in grid order only
-                _, stats, summary, episode = ready.pop(len(digests))
-                if handle is not None:
-                    episode = episode if isinstance(episode, str) else episode.model_dump_json()
-                    handle.write(episode.encode("utf-8") + b"\n")
-                    handle.flush()
-                digests.append(summary)
-                episodes.append(episode)
-                for key, value in stats.items():
-                    totals[key] = totals.get(key, 0.0) + value
-                if on_episode is not None:
-                    on_episode(summary)
-    return RunResult(digests=digests, stats=totals, resumed=resumed, _episodes=episodes)
+    for seat, factory in (("scientist", scientist), ("lab_manager", lab_manager)):
+        if _awaits(factory):
+            raise ValueError(f"{seat}: a seat that awaits its moves needs backend='served'")
+    setup = WorkerSetup(scientist, lab_manager, settings or Settings())
+    return run_episodes(grid, setup, output, pool="ray" if backend == "ray" else "processes", jobs=jobs)
