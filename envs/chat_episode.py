@@ -31,7 +31,7 @@ from replicalab.digest import digest
 from replicalab.episode import Episode
 from replicalab.moves import SCIENTIST
 from replicalab.play import Given, play
-from replicalab.rewards import RewardConfig, get_preset
+from replicalab.rewards import RewardConfig, reward_config_of
 from replicalab.scenarios import (
     BUILTIN_TEMPLATES,
     DEFAULT_MAX_ROUNDS,
@@ -70,17 +70,6 @@ def scenario_ids(
         for difficulty in chosen_difficulties
     ]
     return [key.id for key in keys]
-
-
-def reward_config_of(reward_config: str | RewardConfig) -> RewardConfig:
-    """A preset by name, or the config itself."""
-    if isinstance(reward_config, str):
-        return get_preset(reward_config)
-    if not isinstance(reward_config, RewardConfig):
-        raise TypeError(
-            f"reward_config: expected a preset name or a RewardConfig, got {type(reward_config).__name__}"
-        )
-    return reward_config
 
 
 class ChatEpisode:

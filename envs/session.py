@@ -29,7 +29,7 @@ from replicalab.envs.spaces import (
 from replicalab.episode import Episode, check_max_rounds
 from replicalab.models import LabManagerAction, ScientistAction
 from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError, coerce_action
-from replicalab.rewards import RewardConfig, get_preset
+from replicalab.rewards import RewardConfig, reward_config_of
 from replicalab.scenarios import (
     BUILTIN_TEMPLATES,
     DEFAULT_MAX_ROUNDS,
@@ -142,11 +142,7 @@ class Session:
             raise ValueError("difficulties: give at least one difficulty")
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode: must be one of {ACTION_MODES}, got {action_mode!r}")
-        if not isinstance(reward_config, (str, RewardConfig)):
-            raise TypeError(
-                f"reward_config: expected a preset name or a RewardConfig, got {type(reward_config).__name__}"
-            )
-        self.reward_config = get_preset(reward_config) if isinstance(reward_config, str) else reward_config
+        self.reward_config = reward_config_of(reward_config)
         self.max_rounds = check_max_rounds(max_rounds)
         if step_cap is not None:
             check_positive_int("step_cap", step_cap)

@@ -49,9 +49,9 @@ import torch
 from datasets import Dataset
 from trl.models import unwrap_model_for_generation
 
-from replicalab.envs.chat_episode import ChatEpisode, Message, reward_config_of, scenario_ids
+from replicalab.envs.chat_episode import ChatEpisode, Message, scenario_ids
 from replicalab.episode import check_max_rounds
-from replicalab.rewards import RewardConfig
+from replicalab.rewards import RewardConfig, reward_config_of
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS
 
 Generate = Callable[[list[list[int]]], list[tuple[list[int], list[float] | None]]]

@@ -53,9 +53,9 @@ from typing import Any
 import verifiers as vf
 from datasets import Dataset
 
-from replicalab.envs.chat_episode import ChatEpisode, reward_config_of, scenario_ids
+from replicalab.envs.chat_episode import ChatEpisode, scenario_ids
 from replicalab.episode import check_max_rounds
-from replicalab.rewards import RewardConfig
+from replicalab.rewards import RewardConfig, reward_config_of
 from replicalab.scenarios import DEFAULT_MAX_ROUNDS
 from replicalab.scenarios.registry import check_split
 

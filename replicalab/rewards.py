@@ -54,8 +54,12 @@ Conventions
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
+
+from pydantic import ValidationError
 
 from replicalab.judge import (
     ALL_CHECKS,
@@ -124,6 +128,35 @@ def get_preset(name: str) -> RewardConfig:
         return PRESETS[name]
     except (KeyError, TypeError):
         raise ValueError(f"reward preset: unknown {name!r}; valid: {', '.join(sorted(PRESETS))}") from None
+
+
+def reward_config_of(value: object, name: str = "reward_config") -> RewardConfig:
+    """The config `value` names, wherever a reward config is taken: a `RewardConfig` as it is,
+    a preset by name, else a RewardConfig JSON file. A value with a suffix or a directory in it
+    names a file, so a missing one is reported as a missing file, not as an unknown preset.
+    Errors start with `name`."""
+    if isinstance(value, RewardConfig):
+        return value
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(
+            f"{name}: expected a preset name, a RewardConfig JSON file or a RewardConfig, got {type(value).__name__}"
+        )
+    if isinstance(value, str) and value in PRESETS:
+        return PRESETS[value]
+    path = Path(value)
+    if path.is_file():
+        try:
+            return RewardConfig.model_validate_json(path.read_text(encoding="utf-8"))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the whole file"
+            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+            raise ValueError(f"{name}: {path} is not a RewardConfig: {where}: {first['msg']}{more}") from None
+    if path.suffix or len(path.parts) > 1:
+        raise ValueError(f"{name}: {path}: {'is not a file' if path.exists() else 'no such file'}")
+    raise ValueError(
+        f"{name}: unknown preset {str(value)!r}; valid: {', '.join(PRESETS)} (or a RewardConfig .json file)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

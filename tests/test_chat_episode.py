@@ -101,7 +101,9 @@ def test_bad_constructor_arguments_are_refused_by_name() -> None:
         ChatEpisode("chemistry-train-easy-1")
     with pytest.raises(ValueError, match="max_rounds: must be at least 2"):
         ChatEpisode(SCENARIO, max_rounds=1)
-    with pytest.raises(TypeError, match="reward_config: expected a preset name or a RewardConfig"):
+    with pytest.raises(
+        TypeError, match="reward_config: expected a preset name, a RewardConfig JSON file or a RewardConfig"
+    ):
         ChatEpisode(SCENARIO, reward_config=3)  # type: ignore[arg-type]
 
 

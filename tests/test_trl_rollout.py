@@ -174,7 +174,7 @@ def test_a_prompt_that_is_not_a_scenario_id_is_refused(
 def test_bad_arguments_are_refused_by_name() -> None:
     with pytest.raises(ValueError, match="max_rounds: must be at least 2"):
         rollout_func(max_rounds=1)
-    with pytest.raises(ValueError, match="reward preset: unknown 'dense'"):
+    with pytest.raises(ValueError, match="reward_config: unknown preset 'dense'"):
         rollout_func(reward_config="dense")
     with pytest.raises(ValueError, match="split: unknown split 'dev'; valid: train, validation, test"):
         scenario_dataset("dev")

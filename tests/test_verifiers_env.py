@@ -140,7 +140,7 @@ def test_the_rubric_weighs_the_return_and_logs_the_judge_score() -> None:
         ({"templates": ["chemistry"]}, "template: unknown template 'chemistry'"),
         ({"difficulties": ["extreme"]}, "difficulty: unknown difficulty 'extreme'"),
         ({"num_seeds": 0}, "num_seeds: must be a positive int"),
-        ({"reward_config": "dense"}, "reward preset: unknown 'dense'"),
+        ({"reward_config": "dense"}, "reward_config: unknown preset 'dense'"),
     ],
 )
 def test_bad_arguments_are_refused_by_name(arguments: dict[str, Any], match: str) -> None:

@@ -11,13 +11,14 @@ from typing import Annotated
 import typer
 from pydantic import ValidationError
 
+from replicalab import rewards
 from replicalab.agents import GenerateFn
 from replicalab.baselines.cli.errors import USAGE, Problem, first_error
 from replicalab.baselines.evaluation.runner import Grid, PolicyFactory
 from replicalab.baselines.policies.seats import SCIENTISTS, LLMScientist
 from replicalab.baselines.policies.structured import import_callable, structured_factory
 from replicalab.episode import MIN_ROUNDS
-from replicalab.rewards import PRESETS, RewardConfig, get_preset
+from replicalab.rewards import RewardConfig
 from replicalab.scenarios import BUILTIN_TEMPLATES, TemplateData, register_template
 from replicalab.scenarios.registry import check_has_cases, check_split
 
@@ -128,24 +129,11 @@ def grid_of(
 
 
 def reward_config_of(value: str) -> RewardConfig:
-    """A preset by name, else a RewardConfig JSON file; a value with a suffix or a directory in
-    it names a file, so a missing one is reported as a missing file, not as an unknown preset."""
-    if value in PRESETS:
-        return get_preset(value)
-    path = Path(value)
-    if path.is_file():
-        try:
-            return RewardConfig.model_validate_json(path.read_text(encoding="utf-8"))
-        except ValidationError as exc:
-            raise Problem(f"reward config: {path} is not a RewardConfig: {first_error(exc)}", USAGE) from None
-    if path.suffix or len(path.parts) > 1:
-        why = "is not a file" if path.exists() else "no such file"
-        raise Problem(f"reward config: {path}: {why}", USAGE)
-    raise Problem(
-        f"reward config: unknown preset {value!r}; valid: {', '.join(PRESETS)} "
-        "(or a RewardConfig .json file)",
-        USAGE,
-    )
+    """`replicalab.rewards.reward_config_of` for the command line: a bad value is a usage error."""
+    try:
+        return rewards.reward_config_of(value, "reward config")
+    except ValueError as exc:
+        raise Problem(str(exc), USAGE) from None
 
 
 def load_generate_fn(spec: str) -> GenerateFn:
