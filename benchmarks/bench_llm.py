@@ -2,7 +2,7 @@
 with 100 ms per call, beside a bare aiohttp client making the same calls; the env's own cost per
 model turn; and the size of both agents' prompts round by round.
 
-- **Throughput.** `tests.openai_stub` serves the scripted Scientist (propose, then accept: two
+- **Throughput.** `benchmarks.openai_stub` serves the scripted Scientist (propose, then accept: two
   calls an episode) in a subprocess pinned to the other cores, each reply after `--latency`
   seconds. The client, pinned to one core, plays `run_rollouts` with a `ChatPolicy` at each
   number of calls in flight for about `--seconds`, writing its log; then a bare client (one
@@ -49,6 +49,7 @@ from typing import NamedTuple
 import aiohttp
 
 from benchmarks.bench_scenarios import pin_to_one_core
+from benchmarks.openai_stub import ACCEPT, PROPOSAL
 from replicalab.agents import (
     build_baseline_scientist_action,
     build_lab_manager_system_prompt,
@@ -64,7 +65,6 @@ from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
 from replicalab.models import ScientistAction, ScientistActionType
 from replicalab.moves import SCIENTIST
-from tests.openai_stub import ACCEPT, PROPOSAL
 
 CONCURRENCY = (1, 8, 64, 256)
 ROOT = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def _grid(episodes: int) -> Grid:
 
 def _serve(latency: float, cores: set[int]) -> tuple[subprocess.Popen[str], str]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "tests.openai_stub", "--latency", str(latency)],
+        [sys.executable, "-m", "benchmarks.openai_stub", "--latency", str(latency)],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         text=True,

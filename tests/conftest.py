@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from typer.testing import CliRunner
 
-from tests.openai_stub import StubServer, serve
+from benchmarks.openai_stub import StubServer, serve
 
 
 @pytest.fixture

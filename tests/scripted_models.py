@@ -5,9 +5,9 @@ from __future__ import annotations
 import functools
 import re
 
+from benchmarks.openai_stub import PROPOSAL
 from replicalab.baselines.evaluation.runner import Grid
 from replicalab.baselines.policies.seats import LLMScientist
-from tests.openai_stub import PROPOSAL
 
 ROUND = re.compile(r"Round (\d+) of \d+")
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from benchmarks.openai_stub import StubServer, completion, scripted_lab_manager, scripted_table, serve
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_prompts import (
     LAB_MANAGER_SCHEMA_REMINDER,
@@ -29,7 +30,6 @@ from replicalab.models import FLAG_FIELDS, EpisodeLog, LabManagerActionType
 from replicalab.moves import LAB_MANAGER, SCIENTIST, coerce_action
 from replicalab.parsing import LabManagerOutputParseError, ScientistOutputParseError
 from replicalab.scenarios import DIFFICULTIES, generate_scenario
-from tests.openai_stub import StubServer, completion, scripted_lab_manager, scripted_table, serve
 from tests.plans import with_secret_reference
 
 CELLS = ["-t", "ml_benchmark", "-d", "hard", "--seeds", "2"]

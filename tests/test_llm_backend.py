@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
+from benchmarks.openai_stub import Reply, StubServer, completion, fault, malformed
 from replicalab.baselines.llm import backend as llm_backend
 from replicalab.baselines.llm.backend import LLM_ERROR_CODES, BackendConfig, ChatBackend, LLMCallError
-from tests.openai_stub import Reply, StubServer, completion, fault, malformed
 
 MESSAGES = [{"role": "system", "content": "  be brief  "}, {"role": "user", "content": "hello\n"}]
 

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
+from benchmarks.openai_stub import Reply, StubServer, fault, scripted_scientist
 from replicalab.baselines.cli import app
 from replicalab.models import EpisodeLog
 from tests.docs_pages import page
-from tests.openai_stub import Reply, StubServer, fault, scripted_scientist
 
 CELLS = ["-t", "math_reasoning", "-d", "easy", "--seeds", "2"]
 

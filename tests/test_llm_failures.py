@@ -12,12 +12,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from benchmarks.openai_stub import PROPOSAL
 from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, Settings, play_episode, run_grid
 from replicalab.baselines.policies.seats import GroundedLabManager, LLMScientist
 from replicalab.models import EpisodeLog
 from replicalab.scenarios import ScenarioKey
-from tests.openai_stub import PROPOSAL
 
 
 class ModelServerDown(Exception):

@@ -114,11 +114,11 @@ def test_ray_tasks_keep_a_served_model_busy_and_write_the_bytes_of_one_process(t
     pytest.importorskip(
         "openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'"
     )
+    from benchmarks.openai_stub import serve
     from replicalab.baselines.evaluation.rollouts import run_rollouts
     from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
     from replicalab.baselines.policies.chat import ChatPolicy
     from replicalab.baselines.policies.roles import ScientistRole
-    from tests.openai_stub import serve
 
     with serve() as stub:
         backend = ChatBackend(BackendConfig(base_url=stub.base_url, model="stub"))

@@ -15,6 +15,15 @@ from hypothesis import strategies as st
 
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
+from benchmarks.openai_stub import (
+    PROPOSAL,
+    Reply,
+    StubServer,
+    completion,
+    fault,
+    last_user_message,
+    malformed,
+)
 from replicalab.agents import MAX_PROMPT_CHARS
 from replicalab.baselines.evaluation import workers
 from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
@@ -27,15 +36,6 @@ from replicalab.digest import EpisodeDigest
 from replicalab.episode import Episode
 from replicalab.models import EpisodeLog
 from replicalab.scenarios import NormalizedScenarioPack, ScenarioKey, generate_pack
-from tests.openai_stub import (
-    PROPOSAL,
-    Reply,
-    StubServer,
-    completion,
-    fault,
-    last_user_message,
-    malformed,
-)
 from tests.scripted_models import LLM, SMALL, flaky_model
 
 GRID = Grid.of(["ml_benchmark", "math_reasoning"], ["easy", "hard"], 2)  # 8 cells

@@ -12,13 +12,13 @@ import pytest
 
 pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pip install 'replicalab[llm]'")
 
+from benchmarks.openai_stub import Reply, StubServer, completion, fault
 from replicalab.baselines.evaluation.rollouts import run_rollouts
 from replicalab.baselines.evaluation.runner import Grid, Settings
 from replicalab.baselines.evaluation.turn_records import TurnRecord
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
 from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
-from tests.openai_stub import Reply, StubServer, completion, fault
 from tests.scripted_models import flaky_model
 
 GRID = Grid.of(["ml_benchmark", "finance_trading"], ["medium"], 2)

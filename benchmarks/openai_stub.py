@@ -6,9 +6,11 @@ from a thread pool, with HTTP/1.1 keep-alive as a served model does. Each reques
 fault (a 429 or 500 with Retry-After, a body that is not JSON, a completion without choices,
 an added delay). The server records every request body it received.
 
-As a program it serves the scripted Scientist (`scripted_scientist`) for the benchmark:
+As a program it serves the scripted Scientist (`scripted_scientist`) for `benchmarks.bench_llm`;
+the tests script it in-process. It lives with the benchmarks, which ship to no user, so the
+installed package carries no test server:
 
-    python -m tests.openai_stub --latency 0.1   # prints "port N" once it listens
+    python -m benchmarks.openai_stub --latency 0.1   # prints "port N" once it listens
 """
 
 from __future__ import annotations
