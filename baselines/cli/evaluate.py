@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, NamedTuple
 
 import typer
 from rich.text import Text
 
-from replicalab.agents import MAX_PROMPT_CHARS
 from replicalab.baselines.cli import llm_options as llm_cli
 from replicalab.baselines.cli.errors import USAGE, Problem, fail, stop_on_sigterm, user_errors
+from replicalab.baselines.cli.groups import grouped
 from replicalab.baselines.cli.options import (
     DifficultiesOpt,
     FirstSeedOpt,
@@ -69,6 +70,52 @@ LabManagerModelOpt = Annotated[
 ]
 
 
+@dataclass(frozen=True)
+class GridOptions:
+    """Which scenarios are played."""
+
+    templates: TemplatesOpt = None
+    difficulties: DifficultiesOpt = None
+    seeds: SeedsOpt = 20
+    first_seed: FirstSeedOpt = 0
+    split: SplitOpt = "test"
+    template_files: TemplateFilesOpt = None
+
+
+@dataclass(frozen=True)
+class SeatOptions:
+    """Who plays: both seats, and whether the oracle plays too as the reference."""
+
+    scientist: ScientistOpt = "baseline"
+    generate_fn: GenerateFnOpt = None
+    lab_manager: LabManagerOpt = "grounded"
+    lab_manager_model: LabManagerModelOpt = None
+    oracle: OracleOpt = True
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How each episode is scored and where the episodes are played."""
+
+    reward_config: RewardConfigOpt = "default"
+    max_rounds: MaxRoundsOpt = 6
+    jobs: JobsOpt = 1
+    backend_name: BackendOpt = "processes"
+    concurrency: llm_cli.ConcurrencyOpt = 1
+    group_size: llm_cli.GroupSizeOpt = 1
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """What is written and shown."""
+
+    out: OutOpt = None
+    resume: ResumeOpt = False
+    force: ForceOpt = False
+    wide: WideOpt = False
+    export_turns: llm_cli.ExportTurnsOpt = None
+
+
 class _Plan(NamedTuple):
     """One evaluation, checked: what is played, by whom, where, and what is written."""
 
@@ -86,64 +133,50 @@ class _Plan(NamedTuple):
     scientist_is_oracle: bool  # the run is its own reference
 
 
+@grouped
 def evaluate(
-    templates: TemplatesOpt = None,
-    difficulties: DifficultiesOpt = None,
-    seeds: SeedsOpt = 20,
-    first_seed: FirstSeedOpt = 0,
-    scientist: ScientistOpt = "baseline",
-    generate_fn: GenerateFnOpt = None,
-    reward_config: RewardConfigOpt = "default",
-    max_rounds: MaxRoundsOpt = 6,
-    split: SplitOpt = "test",
-    oracle: OracleOpt = True,
-    jobs: JobsOpt = 1,
-    backend_name: BackendOpt = "processes",
-    out: OutOpt = None,
-    resume: ResumeOpt = False,
-    force: ForceOpt = False,
-    wide: WideOpt = False,
-    template_files: TemplateFilesOpt = None,
-    base_url: llm_cli.BaseUrlOpt = None,
-    model: llm_cli.ModelOpt = None,
-    temperature: llm_cli.TemperatureOpt = None,
-    top_p: llm_cli.TopPOpt = None,
-    max_tokens: llm_cli.MaxTokensOpt = None,
-    extra_body: llm_cli.ExtraBodyOpt = None,
-    timeout: llm_cli.TimeoutOpt = 120.0,
-    http_retries: llm_cli.HttpRetriesOpt = 3,
-    max_failures: llm_cli.MaxFailuresOpt = llm_cli.DEFAULT_MAX_FAILURES,
-    prompt_chars: llm_cli.PromptCharsOpt = MAX_PROMPT_CHARS,
-    concurrency: llm_cli.ConcurrencyOpt = 1,
-    group_size: llm_cli.GroupSizeOpt = 1,
-    export_turns: llm_cli.ExportTurnsOpt = None,
-    lab_manager: LabManagerOpt = "grounded",
-    lab_manager_model: LabManagerModelOpt = None,
+    grid: GridOptions, seats: SeatOptions, run: RunOptions, output: OutputOptions, chat: llm_cli.ChatOptions
 ) -> None:
     """Play a Scientist against a Lab Manager over a grid; print the results table."""
-    chat = llm_cli.ChatOptions(
-        base_url, model, temperature, top_p, max_tokens, extra_body, timeout, http_retries, prompt_chars,
-        max_failures,
-    )  # fmt: skip
-    with user_errors(USAGE):
-        register_template_files(template_files)
-        grid = grid_of(templates, difficulties, seeds, first_seed, split)
-        seats = choose_seats(scientist, lab_manager, generate_fn, chat, lab_manager_model)
-        backend = choose_backend(backend_name, seats.served)
-        if not seats.served:
-            llm_cli.check_served_only(concurrency, group_size, export_turns, chat)
-        settings = Settings(reward_config=reward_config_of(reward_config), max_rounds=max_rounds, split=split)
-        _check_outputs(out, export_turns, resume, force)
-    if seats.served:
-        with user_errors():
-            llm_cli.check_servers(chat, scientist == "llm", lab_manager == "llm", lab_manager_model)
-    is_oracle = scientist == "oracle"
-    oracle_too = oracle and not is_oracle
-    where = backend, settings, jobs, concurrency
-    plan = _Plan(grid, seats, *where, group_size, out, resume, export_turns, oracle_too, is_oracle)
+    plan = _plan(grid, seats, run, output, chat)
     started = time.perf_counter()
     result, reference = _play(plan)
-    _print_results(plan, result, reference, wide, time.perf_counter() - started)
+    _print_results(plan, result, reference, output.wide, time.perf_counter() - started)
+
+
+def _plan(
+    grid: GridOptions, seats: SeatOptions, run: RunOptions, output: OutputOptions, chat: llm_cli.ChatOptions
+) -> _Plan:
+    """The options checked into one plan; a usage error names the option at fault."""
+    with user_errors(USAGE):
+        register_template_files(grid.template_files)
+        cells = grid_of(grid.templates, grid.difficulties, grid.seeds, grid.first_seed, grid.split)
+        chosen = choose_seats(
+            seats.scientist, seats.lab_manager, seats.generate_fn, chat, seats.lab_manager_model
+        )
+        backend = choose_backend(run.backend_name, chosen.served)
+        if not chosen.served:
+            llm_cli.check_served_only(run.concurrency, run.group_size, output.export_turns, chat)
+        config = reward_config_of(run.reward_config)
+        settings = Settings(reward_config=config, max_rounds=run.max_rounds, split=grid.split)
+        _check_outputs(output.out, output.export_turns, output.resume, output.force)
+    if chosen.served:
+        with user_errors():
+            llm_cli.check_servers(
+                chat, seats.scientist == "llm", seats.lab_manager == "llm", seats.lab_manager_model
+            )
+    is_oracle = seats.scientist == "oracle"
+    where = backend, settings, run.jobs, run.concurrency, run.group_size
+    return _Plan(
+        cells,
+        chosen,
+        *where,
+        output.out,
+        output.resume,
+        output.export_turns,
+        seats.oracle and not is_oracle,
+        is_oracle,
+    )
 
 
 def _check_outputs(out: Path | None, export_turns: Path | None, resume: bool, force: bool) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -76,30 +77,25 @@ DEFAULT_MAX_FAILURES = 20  # a server that fails this often in a row is down, no
 _OPTIONS = {"timeout_s": "--timeout", "max_retries": "--http-retries"}  # config field -> option
 
 
+@dataclass(frozen=True)
 class ChatOptions:
-    """The chat options of one command line, checked together."""
+    """The chat options of one command line, checked together (`config`). Each field is one
+    option of the commands that take this group (`options.grouped`)."""
 
-    def __init__(
-        self,
-        base_url: str | None,
-        model: str | None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        max_tokens: int | None = None,
-        extra_body: str | None = None,
-        timeout_s: float = 120.0,
-        http_retries: int = 3,
-        prompt_chars: int = MAX_PROMPT_CHARS,
-        max_failures: int = DEFAULT_MAX_FAILURES,
-    ) -> None:
-        self.base_url = base_url
-        self.model = model
-        self.sampling = {"temperature": temperature, "top_p": top_p, "max_tokens": max_tokens}
-        self.extra_body = extra_body
-        self.timeout_s = timeout_s
-        self.http_retries = http_retries
-        self.prompt_chars = prompt_chars
-        self.max_failures = max_failures
+    base_url: BaseUrlOpt = None
+    model: ModelOpt = None
+    temperature: TemperatureOpt = None
+    top_p: TopPOpt = None
+    max_tokens: MaxTokensOpt = None
+    extra_body: ExtraBodyOpt = None
+    timeout: TimeoutOpt = 120.0
+    http_retries: HttpRetriesOpt = 3
+    max_failures: MaxFailuresOpt = DEFAULT_MAX_FAILURES
+    prompt_chars: PromptCharsOpt = MAX_PROMPT_CHARS
+
+    @property
+    def sampling(self) -> dict[str, float | int | None]:
+        return {"temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens}
 
     def config(self) -> BackendConfig:
         """The backend's config; a ValueError naming the option for a bad value."""
@@ -118,7 +114,7 @@ class ChatOptions:
                 base_url=self.base_url,
                 model=self.model,
                 extra_body=extra,
-                timeout_s=self.timeout_s,
+                timeout_s=self.timeout,
                 max_retries=self.http_retries,
                 max_failures=self.max_failures,
                 **{name: value for name, value in self.sampling.items() if value is not None},
