@@ -25,7 +25,8 @@ only wall-clock time, never what an episode logs.
 
 The API key is read from `REPLICALAB_API_KEY`, else `OPENAI_API_KEY`; a local server needs none
 and gets a placeholder. `openai` and `aiohttp` are the optional extra `replicalab[llm]`: this
-module imports without them, and `ChatBackend` says how to install them.
+module imports without them, and `ChatBackend` says how to install them. What an answer means
+(a completion or an error code) is read in `replicalab.baselines.llm.replies`.
 """
 
 from __future__ import annotations
@@ -35,12 +36,21 @@ import json
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
+from pydantic import Field, JsonValue, field_validator
 
+from replicalab.baselines.llm.replies import (
+    LLM_ERROR_CODES,
+    Completion,
+    Failure,
+    LLMCallError,
+    LLMErrorCode,
+    clip,
+    completion_of,
+    status_failure,
+)
 from replicalab.models import Contract
 
 if TYPE_CHECKING:
@@ -59,21 +69,9 @@ __all__ = [
     "ServerFailing",
 ]
 
-LLMErrorCode = Literal[
-    "llm_http_error", "llm_timeout", "llm_connection_error", "llm_bad_response", "llm_empty"
-]
-LLM_ERROR_CODES: tuple[LLMErrorCode, ...] = (
-    "llm_http_error",
-    "llm_timeout",
-    "llm_connection_error",
-    "llm_bad_response",
-    "llm_empty",
-)
 API_KEY_VARIABLES = ("REPLICALAB_API_KEY", "OPENAI_API_KEY")  # read in this order
 INSTALL_HINT = "the llm backend needs the openai and aiohttp packages: pip install 'replicalab[llm]'"
 _PLACEHOLDER_KEY = "EMPTY"  # what vLLM's docs send to a server started without --api-key
-_RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx: the statuses openai's client retries
-_MAX_MESSAGE_CHARS = 300  # of a server's error text quoted in an error message
 # The sync client's plain `post` sends the request as built and returns the body's bytes: the
 # typed `chat.completions.create` would walk every message through its parameter types and parse
 # a ChatCompletion, about 1 ms a call that buys nothing here (the body is validated below).
@@ -104,28 +102,6 @@ class BackendConfig(Contract):
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got {value!r}")
         return value.rstrip("/")
-
-
-@dataclass(frozen=True)
-class Completion:
-    """One answered request: the text, and what the server and the clock said about it."""
-
-    text: str
-    prompt_tokens: int | None  # None when the server reports no usage
-    completion_tokens: int | None
-    latency_s: float  # from the first request to the answer, retries and waits included
-    retries: int  # requests made after the first
-
-
-class LLMCallError(Exception):
-    """A completion that could not be had; `code` is one of `LLM_ERROR_CODES`."""
-
-    def __init__(self, code: LLMErrorCode, message: str, *, latency_s: float = 0.0, retries: int = 0) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code: LLMErrorCode = code
-        self.message = message
-        self.latency_s = latency_s
-        self.retries = retries
 
 
 class ServerFailing(RuntimeError):
@@ -212,8 +188,8 @@ class ChatBackend:
                 async with session.post(self._url, data=body, headers=self._headers) as response:
                     status, reply = response.status, await response.read()
                     if 200 <= status < 300:
-                        return self._completion(reply, started, retry)
-                    failure = _status_failure(status, reply, response.headers)
+                        return completion_of(reply, started, retry)
+                    failure = status_failure(status, reply, response.headers)
             except asyncio.TimeoutError:  # aiohttp's own timeouts are TimeoutErrors too
                 failure = self._timeout()
             except aiohttp.ClientError as error:
@@ -237,7 +213,7 @@ class ChatBackend:
             except self._openai.APIError as error:
                 time.sleep(self._wait_or_raise(self._openai_failure(error), retry, started))
                 continue
-            return self._completion(body, started, retry)
+            return completion_of(body, started, retry)
         raise AssertionError("unreachable: the last retry raises")  # pragma: no cover
 
     async def aclose(self) -> None:
@@ -279,26 +255,26 @@ class ChatBackend:
         request.update(config.extra_body)
         return request
 
-    def _timeout(self) -> _Failure:
-        return _Failure("llm_timeout", f"no answer within {self.config.timeout_s:g} s", retriable=True)
+    def _timeout(self) -> Failure:
+        return Failure("llm_timeout", f"no answer within {self.config.timeout_s:g} s", retriable=True)
 
-    def _unreachable(self, cause: BaseException) -> _Failure:
-        message = f"cannot reach {self.config.base_url}: {_clip(str(cause) or type(cause).__name__)}"
-        return _Failure("llm_connection_error", message, retriable=True)
+    def _unreachable(self, cause: BaseException) -> Failure:
+        message = f"cannot reach {self.config.base_url}: {clip(str(cause) or type(cause).__name__)}"
+        return Failure("llm_connection_error", message, retriable=True)
 
-    def _openai_failure(self, error: openai.APIError) -> _Failure:
+    def _openai_failure(self, error: openai.APIError) -> Failure:
         """What the sync client's `error` means, in this module's terms."""
         openai = self._openai
         if isinstance(error, openai.APIStatusError):
-            return _status_failure(error.status_code, error.response.content, error.response.headers)
+            return status_failure(error.status_code, error.response.content, error.response.headers)
         if isinstance(error, openai.APITimeoutError):  # before APIConnectionError, its base
             return self._timeout()
         if isinstance(error, openai.APIConnectionError):
             return self._unreachable(error.__cause__ or error)
         # APIResponseValidationError and whatever else the client finds wrong with a body
-        return _Failure("llm_bad_response", _clip(str(error)), retriable=False)
+        return Failure("llm_bad_response", clip(str(error)), retriable=False)
 
-    def _wait_or_raise(self, failure: _Failure, retry: int, started: float) -> float:
+    def _wait_or_raise(self, failure: Failure, retry: int, started: float) -> float:
         """How long to wait before the next try after `failure`, or the `LLMCallError` it ends in."""
         if not failure.retriable or retry >= self.config.max_retries:
             message = failure.message
@@ -310,92 +286,6 @@ class ChatBackend:
         backoff = self.config.backoff_s * 2.0**retry * float(self._jitter.uniform(0.5, 1.0))
         return min(backoff, self.config.max_backoff_s)
 
-    def _completion(self, body: bytes, started: float, retries: int) -> Completion:
-        """The text and usage of a 200's body, or the `LLMCallError` that says what is wrong."""
-        latency = time.perf_counter() - started
-
-        def failed(code: LLMErrorCode, message: str) -> LLMCallError:
-            return LLMCallError(code, message, latency_s=latency, retries=retries)
-
-        try:
-            reply = _ChatReply.model_validate_json(body)
-        except ValidationError as error:
-            preview = _clip(body.decode("utf-8", "replace"))
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "body"
-            raise failed(
-                "llm_bad_response", f"not a chat completion ({where}: {first['msg']}): {preview}"
-            ) from None
-        if not reply.choices:
-            raise failed("llm_empty", "the completion has no choices")
-        text = reply.choices[0].message.content
-        if text is None:
-            raise failed("llm_empty", "the completion's message has no content")
-        usage = reply.usage
-        return Completion(
-            text=text,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            latency_s=latency,
-            retries=retries,
-        )
-
-
-class _Failure(NamedTuple):
-    """One failed request, whichever client made it: what it ends in, or whether to retry."""
-
-    code: LLMErrorCode
-    message: str
-    retriable: bool
-    retry_after: float | None = None  # the server's wait, in seconds, when it named one
-
-
-def _status_failure(status: int, body: bytes, headers: Mapping[str, str]) -> _Failure:
-    """An error status: 408, 409, 429 and every 5xx are retried (after Retry-After when the
-    server sends one); the rest are refusals. The message quotes the server's error text."""
-    retriable = status in _RETRY_STATUSES or status >= 500
-    message = f"HTTP {status}: {_clip(_error_text(body))}"
-    return _Failure("llm_http_error", message, retriable, _retry_after(headers))
-
-
-def _error_text(body: bytes) -> str:
-    """The `error.message` of an OpenAI-style error body, else the body as text."""
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, dict):
-        error = parsed.get("error")
-        message = error.get("message") if isinstance(error, dict) else None
-        if isinstance(message, str):
-            return message
-    return body.decode("utf-8", "replace")
-
-
-class _Reply(BaseModel):
-    """The parts of a chat completion this module reads: a server may send more (ignored), and
-    the text is kept exactly as sent (no stripping, unlike a `Contract`)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-
-class _Message(_Reply):
-    content: str | None = None
-
-
-class _Choice(_Reply):
-    message: _Message
-
-
-class _Usage(_Reply):
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-
-class _ChatReply(_Reply):
-    choices: list[_Choice]
-    usage: _Usage | None = None
-
 
 def _api_key_from_environment() -> str:
     for name in API_KEY_VARIABLES:
@@ -403,25 +293,3 @@ def _api_key_from_environment() -> str:
         if value:
             return value
     return _PLACEHOLDER_KEY
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """The server's Retry-After in seconds (`retry-after-ms` first, as OpenAI sends it), or None
-    when it sends none or an HTTP date."""
-    for name, scale in (("retry-after-ms", 1e-3), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is not None:
-            try:
-                seconds = float(value) * scale
-            except ValueError:
-                continue
-            if seconds >= 0:
-                return seconds
-    return None
-
-
-def _clip(text: str) -> str:
-    """`text` short enough to quote, with what JSON cannot carry (lone surrogates) escaped, so
-    an error message can always be logged."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= _MAX_MESSAGE_CHARS else text[: _MAX_MESSAGE_CHARS - 1] + "…"
