@@ -88,11 +88,11 @@ def run_grid(
     `backend="ray"` plays every episode as part of a Ray task, `jobs` tasks at a time (needs
     Ray); `backend="served"` keeps `concurrency` episodes in flight in this process (or in each
     of `jobs` worker processes), for seats that await a model (an `AsyncPolicy`), and alone plays
-    `group_size` rollouts per cell and writes the turn records to `export_turns` (a
-    `RolloutResult`, see `run_rollouts`); `backend="ray"` with such seats does the same in Ray
-    tasks. `on_episode` is called in
-    grid order with the digest of every episode, resumed ones included (progress bars). Without
-    `resume` an existing `out` is overwritten. Two runs cannot write one file at once.
+    `group_size` rollouts per cell and writes the turn records to `export_turns` (the result's
+    `usage` then holds the model usage, see `run_rollouts`); `backend="ray"` with such seats does
+    the same in Ray tasks. `on_episode` is called in grid order with the digest of every
+    episode, resumed ones included (progress bars). Without `resume` an existing `out` is
+    overwritten. Two runs cannot write one file at once.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend: expected one of {', '.join(BACKENDS)}, got {backend!r}")
