@@ -68,7 +68,12 @@ READER_TEST, READER_TRAIN = "reader-test", "reader-train"
 
 
 def rows(fitted: Fitted) -> list[Row]:
-    """Every class, in the table's order."""
+    """Every class, in the table's order: readers, probes of the observation, negotiators,
+    guessers, then the references."""
+    return [*_reading_rows(fitted), *_negotiating_rows(fitted), *_reference_rows()]
+
+
+def _reading_rows(fitted: Fitted) -> list[Row]:
     rule = fitted.single_cue
     reader = FittedReaderScientist
     return [
@@ -96,6 +101,11 @@ def rows(fitted: Fitted) -> list[Row]:
             "observe",
             partial(SingleCueScientist, *rule),
         ),
+    ]
+
+
+def _negotiating_rows(fitted: Fitted) -> list[Row]:
+    return [
         Row(
             PROPOSE_ONCE,
             _opening("propose once, then accept", fitted.accept_factors),
@@ -120,6 +130,11 @@ def rows(fitted: Fitted) -> list[Row]:
             )
             for n in TRIVIAL_ROUNDS
         ),
+    ]
+
+
+def _reference_rows() -> list[Row]:
+    return [
         Row(
             PUBLIC_ORACLE,
             "public-information oracle (every sentence's meaning; asks, revises)",
