@@ -1,19 +1,16 @@
-"""The grounded Lab Manager: seven checks, the fix order, the action table.
-
-Every scenario here is a real generated pack and every protocol is built from it (its minimal
-feasible plan, the paper's own plan, and perturbations of both), so the checks are tested on the
-inputs the env will feed them.
-"""
+"""The grounded Lab Manager's policy: the action table read top to bottom, the explanations, the
+pipeline check -> suggest -> compose, and a composed action that is the very one full validation
+gives, whatever the renderer says."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
-from functools import cache
+from collections.abc import Callable
 
 import pytest
 from pydantic import ValidationError
 
 from replicalab import models
+from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents import lab_manager_policy as lm
 from replicalab.agents.lab_manager_policy import compose_lab_manager_response, respond
 from replicalab.lab.counter_proposal import suggest_alternative
@@ -24,102 +21,27 @@ from replicalab.models import (
     AlternativeSuggestion,
     DimensionCheck,
     FeasibilityCheckResult,
+    LabManagerAction,
     LabManagerActionType,
     Protocol,
     SuggestionChange,
 )
-from replicalab.prices import estimate_protocol_cost, estimate_staff_load
-from replicalab.scenarios import (
-    BUILTIN_TEMPLATES,
-    DIFFICULTIES,
-    NormalizedScenarioPack,
-    PaperCase,
-    generate_scenario,
-    get_template,
-    minimal_protocol,
-    published_protocol,
+from replicalab.scenarios import BUILTIN_TEMPLATES, NormalizedScenarioPack, generate_scenario
+from tests.lab_plans import (
+    edit,
+    feasible_protocol,
+    find,
+    forbidden_terms,
+    pack,
+    paper_protocol,
+    perturbations,
 )
-from replicalab.validation import validate_protocol
+from tests.plans import COMBOS
 
 A = LabManagerActionType
-COMBOS = [(t, d) for t in BUILTIN_TEMPLATES for d in DIFFICULTIES]
-PROPERTY_SEEDS = range(200)
-SEARCH_SEEDS = range(400)
-STEP_RANK = {"required_equipment": 0, "required_reagents": 1, "duration_days": 2, "sample_size": 3}
+Renderer = Callable[[LabManagerActionType, FeasibilityCheckResult, AlternativeSuggestion | None], object]
 
-
-@cache
-def pack(seed: int, template: str, difficulty: str) -> NormalizedScenarioPack:
-    return generate_scenario(seed, template, difficulty)
-
-
-def case_of(scenario: NormalizedScenarioPack) -> PaperCase:
-    return next(c for c in get_template(scenario.template).cases if c.case_id == scenario.case_id)
-
-
-def feasible_protocol(scenario: NormalizedScenarioPack) -> Protocol:
-    """The generator's minimal plan, with each unavailable essential item swapped."""
-    swaps = {
-        item.name: scenario.substitutes[item.name.lower()][0]
-        for item in scenario.resources
-        if item.essential and not item.available
-    }
-    return minimal_protocol(case_of(scenario), scenario.difficulty, swaps, scenario.hidden_reference_spec)
-
-
-def paper_protocol(scenario: NormalizedScenarioPack) -> Protocol:
-    """The paper's own plan: full size and duration, every control, the original items."""
-    return published_protocol(case_of(scenario), scenario.hidden_reference_spec)
-
-
-def forbidden_terms(scenario: NormalizedScenarioPack) -> list[str]:
-    return [c.term for c in scenario.constraints if c.kind == "forbidden_practice" and c.hard and c.term]
-
-
-def unavailable(scenario: NormalizedScenarioPack, kind: str) -> list[str]:
-    return [r.name for r in scenario.resources if r.kind == kind and not r.available]
-
-
-def edit(protocol: Protocol, **changes: object) -> Protocol:
-    return Protocol.model_validate({**protocol.model_dump(), **changes})
-
-
-def perturbations(scenario: NormalizedScenarioPack, base: Protocol) -> Iterator[Protocol]:
-    term = forbidden_terms(scenario)[0]
-    booked = unavailable(scenario, "equipment")
-    missing = unavailable(scenario, "reagent")
-    yield base
-    yield edit(base, sample_size=base.sample_size * 2)
-    yield edit(base, duration_days=base.duration_days + 5)
-    yield edit(base, required_equipment=[*booked, *base.required_equipment[1:]])
-    yield edit(base, required_reagents=[*missing, *base.required_reagents])
-    yield edit(base, controls=[])
-    yield edit(base, technique=f"{base.technique} with {term}")
-    yield edit(base, required_equipment=[])
-    yield edit(base, required_reagents=[*base.required_reagents, "unobtainium"])
-    yield edit(
-        base,
-        sample_size=base.sample_size * 4,
-        duration_days=base.duration_days * 2,
-        required_equipment=[*base.required_equipment, *booked],
-    )
-
-
-def find(
-    build: Callable[[NormalizedScenarioPack], Protocol | None],
-    combos: Sequence[tuple[str, str]] = COMBOS,
-) -> tuple[NormalizedScenarioPack, Protocol]:
-    """The first (pack, protocol) over seeds and combos for which `build` returns a protocol."""
-    for seed in SEARCH_SEEDS:
-        for template, difficulty in combos:
-            scenario = pack(seed, template, difficulty)
-            protocol = build(scenario)
-            if protocol is not None:
-                return scenario, protocol
-    raise AssertionError("no generated scenario fits")
-
-
-# --------------------------------------------------------------------------- exports, formulas
+# --------------------------------------------------------------------------- exports, arguments
 
 
 def test_models_are_reexported_from_the_policy_module() -> None:
@@ -129,139 +51,6 @@ def test_models_are_reexported_from_the_policy_module() -> None:
     assert lm.AlternativeSuggestion is models.AlternativeSuggestion
     for name in lm.__all__:
         assert hasattr(lm, name), name
-
-
-@pytest.mark.parametrize(
-    ("protocol", "cost", "staff"),
-    [
-        # 12·10 + 6·50 + 3·25 + 3·100 + 1·75 ; 1 + controls>2 + days>5 + equipment>2
-        (
-            Protocol(
-                sample_size=12,
-                controls=["a", "b", "c"],
-                duration_days=6,
-                required_equipment=["x", "y", "z"],
-                required_reagents=["r"],
-            ),
-            870.0,
-            4,
-        ),
-        # 21·10 + 5·50 + 0 + 2·100 + 2·75 ; 1 + sample>20
-        (
-            Protocol(
-                sample_size=21, duration_days=5, required_equipment=["x", "y"], required_reagents=["r", "s"]
-            ),
-            810.0,
-            2,
-        ),
-        # all thresholds exactly at the boundary: nothing extra
-        (
-            Protocol(sample_size=20, controls=["a", "b"], duration_days=5, required_equipment=["x", "y"]),
-            200.0 + 250 + 50 + 200,
-            1,
-        ),
-        (Protocol(), 0.0, 1),
-    ],
-)
-def test_cost_and_staff_formulas_are_the_seeds(protocol: Protocol, cost: float, staff: int) -> None:
-    assert estimate_protocol_cost(protocol) == cost
-    assert estimate_staff_load(protocol) == staff
-    scenario = pack(0, "math_reasoning", "easy")
-    check = check_feasibility(protocol, scenario)
-    assert check.estimated_cost == cost
-    assert check.required_staff == staff
-
-
-# --------------------------------------------------------------------------- the seven checks
-
-
-@pytest.mark.parametrize(("template", "difficulty"), COMBOS)
-def test_every_pack_accepts_its_minimal_plan(template: str, difficulty: str) -> None:
-    for seed in PROPERTY_SEEDS:
-        scenario = pack(seed, template, difficulty)
-        protocol = feasible_protocol(scenario)
-        action, check, suggestion = respond(protocol, scenario)
-        assert check.feasible, (scenario.scenario_id, check.summary)
-        assert all(getattr(check, dim).reasons == [] for dim in FEASIBILITY_DIMENSIONS)
-        assert suggestion is None
-        assert action.action_type is A.ACCEPT and action.suggested_protocol is None
-
-
-def test_check_is_deterministic_and_carries_its_validation() -> None:
-    scenario = pack(7, "ml_benchmark", "hard")
-    protocol = paper_protocol(scenario)
-    first = respond(protocol, scenario)
-    again = respond(protocol, generate_scenario(7, "ml_benchmark", "hard"))
-    assert first == again
-    check = first[1]
-    assert check.validation_result == validate_protocol(protocol, scenario, include_reference=False)
-    assert all(issue.category != "reference" for issue in check.validation_result.issues)
-
-
-def test_booked_item_fails_even_with_a_substitute() -> None:
-    def build(scenario: NormalizedScenarioPack) -> Protocol | None:
-        essential = [
-            r for r in scenario.resources if r.essential and r.kind == "equipment" and not r.available
-        ]
-        if not essential:
-            return None
-        base = feasible_protocol(scenario)
-        swapped = scenario.substitutes[essential[0].name.lower()][0]
-        kept = [n for n in base.required_equipment if n != swapped]
-        return edit(base, required_equipment=[essential[0].name, *kept])
-
-    scenario, protocol = find(build)
-    booked = protocol.required_equipment[0]
-    check = check_feasibility(protocol, scenario)
-    subs = scenario.substitutes[booked.lower()]
-    assert check.failed_dimensions == ["equipment"]
-    assert check.substitution_options == {booked: subs}
-    assert any(booked in r and "booked" in r and subs[0] in r for r in check.equipment.reasons)
-
-
-def test_unknown_and_missing_items_fail() -> None:
-    scenario = pack(3, "finance_trading", "easy")
-    base = feasible_protocol(scenario)
-    unknown = check_feasibility(
-        edit(base, required_equipment=[*base.required_equipment, "time machine"]), scenario
-    )
-    assert unknown.failed_dimensions == ["equipment"]
-    assert any("time machine" in r for r in unknown.equipment.reasons)
-    # A plan that requests nothing is not automatically feasible.
-    bare = check_feasibility(edit(base, required_equipment=[], required_reagents=[]), scenario)
-    assert {"equipment", "reagents"} <= set(bare.failed_dimensions)
-    assert any("needs" in r for r in bare.equipment.reasons)
-
-
-def test_lab_numbers_fail_their_dimensions() -> None:
-    scenario = pack(5, "math_reasoning", "hard")
-    base = feasible_protocol(scenario)
-    lab = scenario.lab
-    late = check_feasibility(edit(base, duration_days=lab.time_limit_days + 1), scenario)
-    assert "schedule" in late.failed_dimensions
-    big = edit(base, sample_size=base.sample_size + int(lab.budget_remaining))
-    over = check_feasibility(big, scenario)
-    assert over.estimated_cost > lab.budget_remaining
-    assert "budget" in over.failed_dimensions
-    crowded = check_feasibility(
-        edit(big, controls=[*base.controls, "extra check", "another check"], duration_days=6), scenario
-    )
-    assert crowded.required_staff > lab.staff_count  # more samples and controls add people
-    assert "staff" in crowded.failed_dimensions
-    small = check_feasibility(edit(base, sample_size=1), scenario)
-    assert small.failed_dimensions == ["protocol"]
-
-
-def test_policy_understands_negation() -> None:
-    scenario = pack(11, "finance_trading", "medium")
-    base = feasible_protocol(scenario)
-    term = forbidden_terms(scenario)[0]
-    used = check_feasibility(edit(base, technique=f"{base.technique} with {term}"), scenario)
-    assert used.failed_dimensions == ["policy"]
-    assert any(term in r for r in used.policy.reasons)
-    for negated in (f"no {term}", f"without {term}", f"we never rely on {term}"):
-        check = check_feasibility(edit(base, technique=f"{base.technique}; {negated}"), scenario)
-        assert check.feasible, (negated, check.summary)
 
 
 def test_bad_argument_types_name_the_argument() -> None:
@@ -280,138 +69,6 @@ def test_bad_argument_types_name_the_argument() -> None:
         compose_lab_manager_response(check, "x")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^explanation_renderer:"):
         compose_lab_manager_response(check, None, "x")  # type: ignore[arg-type]
-
-
-# --------------------------------------------------------------------------- the fixer
-
-
-@pytest.mark.parametrize(("template", "difficulty"), COMBOS)
-def test_suggestion_never_adds_a_failure(template: str, difficulty: str) -> None:
-    for seed in PROPERTY_SEEDS:
-        scenario = pack(seed, template, difficulty)
-        for base in (feasible_protocol(scenario), paper_protocol(scenario)):
-            for protocol in perturbations(scenario, base):
-                check = check_feasibility(protocol, scenario)
-                suggestion = suggest_alternative(protocol, check, scenario)
-                assert (suggestion is None) == check.feasible
-                if suggestion is None:
-                    continue
-                before, after = set(check.failed_dimensions), set(suggestion.remaining_failures)
-                assert after <= before, (scenario.scenario_id, protocol, suggestion.applied_changes)
-                assert suggestion.improved == (after < before)
-                assert suggestion.remaining_failures == suggestion.post_check.failed_dimensions
-                assert suggestion.pre_check is check
-                assert suggestion.post_check == check_feasibility(suggestion.revised_protocol, scenario)
-                ranks = [STEP_RANK[c.field] for c in suggestion.applied_changes]
-                assert ranks == sorted(ranks)
-                assert (suggestion.revised_protocol == protocol) == (not suggestion.applied_changes)
-
-
-def test_fix_order_and_each_step() -> None:
-    def build(scenario: NormalizedScenarioPack) -> Protocol | None:
-        gone = [r for r in scenario.resources if r.essential and not r.available]
-        if {r.kind for r in gone} != {"equipment", "reagent"}:
-            return None
-        return paper_protocol(scenario)  # original items, too long, too big
-
-    scenario, protocol = find(build, [(t, "hard") for t in BUILTIN_TEMPLATES])
-    check = check_feasibility(protocol, scenario)
-    suggestion = suggest_alternative(protocol, check, scenario)
-    assert suggestion is not None
-    fields = [c.field for c in suggestion.applied_changes]
-    assert fields[-2:] == ["duration_days", "sample_size"]
-    assert fields[:-2] == sorted(fields[:-2], key=STEP_RANK.__getitem__)
-    assert set(fields[:-2]) == {"required_equipment", "required_reagents"}
-    tradeoffs = {(s.original, s.alternative): s.tradeoff for s in scenario.allowed_substitutions}
-    for change in suggestion.applied_changes[:-2]:
-        assert change.revised == scenario.substitutes[change.original.lower()][0]
-        assert change.tradeoff == tradeoffs[(change.original, change.revised)]
-    revised = suggestion.revised_protocol
-    assert revised.duration_days == scenario.lab.time_limit_days
-    # Halving: the first power-of-two cut that fits, or the hard minimum sample size.
-    floor = case_of(scenario).min_sample_size
-    size, halvings = protocol.sample_size, 0
-    while size > floor and estimate_protocol_cost(
-        edit(revised, sample_size=size), rates=scenario.lab.rates
-    ) > (scenario.lab.budget_remaining):
-        size, halvings = max(floor, size // 2), halvings + 1
-    assert halvings >= 1
-    assert revised.sample_size == size
-    assert suggestion.applied_changes[-1].original == str(protocol.sample_size)
-    assert suggestion.applied_changes[-1].revised == str(size)
-
-
-def test_halving_stops_at_the_hard_minimum() -> None:
-    scenario = pack(2, "ml_benchmark", "hard")
-    base = feasible_protocol(scenario)
-    # So many controls that no sample size fits the budget: halving bottoms out at the floor.
-    controls = [*base.controls, *(f"extra control {i}" for i in range(60))]
-    protocol = edit(base, sample_size=base.sample_size * 64 + 1, controls=controls)
-    check = check_feasibility(protocol, scenario)
-    suggestion = suggest_alternative(protocol, check, scenario)
-    assert suggestion is not None
-    assert suggestion.revised_protocol.sample_size == case_of(scenario).min_sample_size
-    assert "budget" in suggestion.remaining_failures
-    assert "protocol" not in suggestion.remaining_failures
-
-
-def test_the_fixer_is_science_blind_and_never_adds_a_missing_essential() -> None:
-    scenario = pack(4, "math_reasoning", "medium")
-    base = feasible_protocol(scenario)
-    protocol = edit(base, required_reagents=base.required_reagents[1:])
-    check = check_feasibility(protocol, scenario)
-    assert "reagents" in check.failed_dimensions
-    suggestion = suggest_alternative(protocol, check, scenario)
-    assert suggestion is not None
-    assert suggestion.revised_protocol.required_reagents == protocol.required_reagents
-    assert not any(change.original == "" for change in suggestion.applied_changes)
-    assert "reagents" in suggestion.remaining_failures
-
-
-def test_addition_that_would_break_staff_is_not_made() -> None:
-    def build(scenario: NormalizedScenarioPack) -> Protocol | None:
-        # Two equipment items, one essential item left out: adding it makes three (+1 staff).
-        base = feasible_protocol(scenario)
-        dropped = base.required_equipment[0]
-        if not scenario.resource_by_name[dropped.lower()].essential:
-            return None
-        rescue = scenario.substitutes.get(dropped.lower(), [])
-        spare = [
-            r.name
-            for r in scenario.resources
-            if r.kind == "equipment"
-            and r.available
-            and not r.essential
-            and r.name not in (*base.required_equipment, *rescue)
-        ]
-        kept = base.required_equipment[1:]
-        if len(kept) + len(spare) < 2:
-            return None
-        return edit(base, required_equipment=[*kept, *spare][:2])
-
-    generated, protocol = find(build, [(t, "easy") for t in BUILTIN_TEMPLATES])
-    load = estimate_staff_load(protocol)
-    # The same lab with exactly the staff this plan needs.
-    scenario = generated.model_copy(
-        update={
-            "lab": generated.lab.model_copy(update={"staff_count": load}),
-            "constraints": [
-                c.model_copy(update={"quantity": float(load)}) if c.kind == "max_staff" else c
-                for c in generated.constraints
-            ],
-        }
-    )
-    check = check_feasibility(protocol, scenario)
-    assert check.failed_dimensions == ["equipment"]
-    suggestion = suggest_alternative(protocol, check, scenario)
-    assert suggestion is not None
-    assert suggestion.applied_changes == [] and suggestion.revised_protocol == protocol
-    assert suggestion.remaining_failures == ["equipment"] and not suggestion.improved
-    added = edit(
-        protocol,
-        required_equipment=[*protocol.required_equipment, feasible_protocol(scenario).required_equipment[0]],
-    )
-    assert check_feasibility(added, scenario).failed_dimensions == ["staff"]
 
 
 # --------------------------------------------------------------------------- the action table
@@ -528,26 +185,6 @@ def test_unknown_items_cannot_be_fixed_but_others_can() -> None:
     assert action.action_type is A.SUGGEST_ALTERNATIVE
 
 
-def test_swap_onto_an_item_already_requested_drops_the_original() -> None:
-    def build(scenario: NormalizedScenarioPack) -> Protocol | None:
-        booked = [
-            r.name for r in scenario.resources if r.essential and r.kind == "equipment" and not r.available
-        ]
-        if not booked:
-            return None
-        base = feasible_protocol(scenario)  # already holds the substitute
-        return edit(base, required_equipment=[*base.required_equipment, booked[0]])
-
-    scenario, protocol = find(build)
-    check = check_feasibility(protocol, scenario)
-    suggestion = suggest_alternative(protocol, check, scenario)
-    assert suggestion is not None and suggestion.post_check.feasible
-    (change,) = suggestion.applied_changes
-    assert (change.original, change.revised) == (protocol.required_equipment[-1], "")
-    assert suggestion.revised_protocol.required_equipment == protocol.required_equipment[:-1]
-    assert f"drop {change.original}" in compose_lab_manager_response(check, suggestion).explanation
-
-
 def test_select_follows_the_table_top_to_bottom() -> None:
     scenario = pack(2, "math_reasoning", "hard")  # a pack whose schedule fix leaves nothing failing
     base = feasible_protocol(scenario)
@@ -626,3 +263,63 @@ def test_respond_is_check_then_suggest_then_compose() -> None:
     assert isinstance(check.protocol, DimensionCheck)
     assert suggestion is not None
     assert all(isinstance(c, SuggestionChange) for c in suggestion.applied_changes)
+
+
+# --------------------------------------------------------------------------- composing without revalidating
+# compose_lab_manager_response builds the action without validating what it derived from the
+# check; the result must be the very action full validation gives, whatever the renderer says.
+
+
+def _cases() -> list[tuple[FeasibilityCheckResult, AlternativeSuggestion | None]]:
+    cases = []
+    for seed in range(12):
+        for template in ("math_reasoning", "ml_benchmark", "finance_trading"):
+            scenario = generate_scenario(seed, template, "hard")
+            proposal = build_baseline_scientist_action(scenario.scientist_observation).to_protocol()
+            oversized = proposal.model_copy(update={"sample_size": 900, "duration_days": 90})
+            bare = Protocol(sample_size=1, technique="x", duration_days=1, rationale="r")
+            for protocol in (proposal, oversized, bare):
+                check = check_feasibility(protocol, scenario)
+                cases.append((check, suggest_alternative(protocol, check, scenario)))
+    return cases
+
+
+CASES = _cases()
+
+
+def _validated(
+    check: FeasibilityCheckResult, suggestion: AlternativeSuggestion | None, explanation: object
+) -> LabManagerAction:
+    action = compose_lab_manager_response(check, suggestion)
+    return LabManagerAction.model_validate({**action.__dict__, "explanation": explanation})
+
+
+def test_every_answer_table_row_is_covered() -> None:
+    kinds = {compose_lab_manager_response(check, s).action_type for check, s in CASES}
+    assert {LabManagerActionType.ACCEPT, LabManagerActionType.SUGGEST_ALTERNATIVE} <= kinds
+    assert len(kinds) >= 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain", "  padded both sides \n", "\u2003em spaces\u3000", "\x1cfile separators\x1f", "a"],
+)
+def test_the_action_is_the_validated_one(text: str) -> None:
+    for check, suggestion in CASES:
+        action = compose_lab_manager_response(check, suggestion, lambda *_: text)
+        expected = _validated(check, suggestion, text)
+        assert action == expected
+        assert action.model_dump_json() == expected.model_dump_json()
+        assert action.__pydantic_fields_set__ == expected.__pydantic_fields_set__
+        default = compose_lab_manager_response(check, suggestion)
+        assert (
+            default.model_dump_json() == _validated(check, suggestion, default.explanation).model_dump_json()
+        )
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "\n\t", 42, None])
+def test_a_text_validation_refuses_is_refused(bad: object) -> None:
+    check, suggestion = CASES[0]
+    renderer: Renderer = lambda *_: bad  # noqa: E731
+    with pytest.raises(ValidationError, match="explanation"):
+        compose_lab_manager_response(check, suggestion, renderer)  # type: ignore[arg-type]
