@@ -76,3 +76,32 @@ def test_the_server_process_never_imports_openenv() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "[]"
+
+
+def test_a_body_still_arriving_when_the_drain_ends_is_refused_without_a_traceback() -> None:
+    server = start_process([], stderr=subprocess.PIPE)
+    port = int(server.url.rsplit(":", 1)[1])
+    slow: list[socket.socket] = []
+    try:
+        for _ in range(3):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+            sock.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+            slow.append(sock)
+        httpx.get(f"{server.url}/health", timeout=10)  # the bodies' requests have begun
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=60) == -signal.SIGTERM
+        answers = [sock.recv(4096) for sock in slow]
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+        for sock in slow:
+            sock.close()
+    assert server.process.stderr is not None
+    log = server.process.stderr.read()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log
+    # Answered with the refusal where the cancelled request runs before the process exits,
+    # else the connection just closes: never a 500.
+    assert all(
+        answer == b"" or (answer.startswith(b"HTTP/1.1 503") and b"SHUTTING_DOWN" in answer)
+        for answer in answers
+    )

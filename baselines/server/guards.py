@@ -95,6 +95,12 @@ class Guard:
             timeout = f"body: not received in {self.settings.body_timeout_s:g} s"
             await refuse(scope, receive, send, WireError(ErrorCode.REQUEST_TIMEOUT, timeout))
             return
+        except asyncio.CancelledError:
+            # The server's drain ended while this body was still arriving: the client is told
+            # if the process lives long enough to answer, and the log shows no fault.
+            stopping = WireError(ErrorCode.SHUTTING_DOWN, "server: stopped before the body arrived")
+            await refuse(scope, receive, send, stopping)
+            return
         if body is None:  # the client hung up mid-body: nobody to answer
             return
         await self.app(scope, _replay(body, receive), send)

@@ -42,6 +42,7 @@ class ErrorCode(str, Enum):
     EPISODE_OVER = "EPISODE_OVER"  # a step after the episode ended; reset for a new one
     IDLE_TIMEOUT = "IDLE_TIMEOUT"  # the session was idle longer than the server allows
     INTERNAL_ERROR = "INTERNAL_ERROR"  # a fault of the server's (logged there); the session carries on
+    SHUTTING_DOWN = "SHUTTING_DOWN"  # the server stopped before the request's body arrived
 
 
 HTTP_STATUS = {
@@ -57,6 +58,7 @@ HTTP_STATUS = {
     ErrorCode.NOT_RESET: 409,
     ErrorCode.IDLE_TIMEOUT: 404,
     ErrorCode.INTERNAL_ERROR: 500,
+    ErrorCode.SHUTTING_DOWN: 503,
 }
 """The HTTP status of each refusal; 400 for the others."""
 
