@@ -32,7 +32,7 @@ from replicalab.baselines.cli.output import counted, episode_progress, stdout_co
 from replicalab.baselines.cli.seats import Seats, choose_backend, choose_seats
 from replicalab.baselines.evaluation import report
 from replicalab.baselines.evaluation.engine import usage_path
-from replicalab.baselines.evaluation.metrics import summarize
+from replicalab.baselines.evaluation.metrics import server_failed, summarize
 from replicalab.baselines.evaluation.runner import Backend, Grid, RunResult, Settings, run_grid
 from replicalab.baselines.llm.backend import ServerFailing
 from replicalab.baselines.policies.oracle import OracleScientist
@@ -230,6 +230,15 @@ def _play(plan: _Plan) -> tuple[RunResult, list[EpisodeDigest] | None]:
     return result, reference
 
 
+def _outage_line(failed: int, episodes: int, out: Path | None) -> Text:
+    """What the table leaves out: episodes a server's failure spoiled are not the model's."""
+    again = "rerun with --resume to play them again" if out is not None else "rerun to play them"
+    return Text(
+        f"{failed} of {counted(episodes, 'episode')} hit server errors (lost connection, timeout, "
+        f"429 or 5xx) and are left out of the table; {again}."
+    )
+
+
 def _resume_hint(out: Path | None) -> str:
     return f"; {out} holds whole episodes only: rerun with --resume to finish" if out else ""
 
@@ -249,6 +258,9 @@ def _print_results(
     )
     console = stdout_console()
     console.print(report.results_table(summarize(result.digests, reference), title, wide=wide))
+    failed = server_failed(result.digests)
+    if failed:
+        console.print(_outage_line(failed, episodes, plan.out))
     if reference is not None and not plan.scientist_is_oracle:
         best = sum(episode.score for episode in reference) / len(reference)
         against = "regret and norm." if wide else "norm."
