@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from replicalab.models import EpisodeLog, Verdict
+from replicalab.outages import server_errors
 
 
 class Judged(NamedTuple):
@@ -42,6 +43,7 @@ class EpisodeDigest:
     invalid_action_count: int
     steps: int  # agent steps, both agents, refused ones included
     agreed: Judged | None  # None unless the episode ended in agreement with a judged protocol
+    server_errors: int = 0  # moves refused for a server's failure: the table leaves such an episode out
 
 
 def digest(log: EpisodeLog) -> EpisodeDigest:
@@ -64,4 +66,5 @@ def digest(log: EpisodeLog) -> EpisodeDigest:
             if breakdown is not None
             else None
         ),
+        server_errors=server_errors(log),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import shutil
@@ -83,6 +84,19 @@ def test_the_page_holds_each_runs_table_every_episode_and_the_filters(
     assert len(re.findall(r'class="plotly-graph-div"', text)) == 4
     assert not re.search(r"<script[^>]*\bsrc=", text), "every script is inlined"
     assert "<script" not in "".join(re.findall(r"<details.*?</details>", text, re.DOTALL))
+
+
+def test_the_page_fills_norm_and_regret_as_evaluate_did(
+    made: tuple[Path, dict[str, list[EpisodeLog]], str],
+) -> None:
+    path, _, text = made
+    tables = re.findall(r'<table class="results">(.*?)</table>', text, re.DOTALL)
+    for table, name in zip(tables, RUNS, strict=True):
+        written = json.loads((path.parent / "runs" / f"{name}.summary.json").read_text(encoding="utf-8"))
+        rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table)]
+        shown = [(cells[0], cells[-2], cells[-1]) for cells in rows if cells]  # cell, regret, norm.
+        assert shown == [(r["cell"], report.number(r["regret"]), report.number(r["norm"])) for r in written]
+        assert all(norm != "—" and regret != "—" for _, regret, norm in shown)
 
 
 def test_text_from_a_log_is_escaped_not_markup(tmp_path: Path) -> None:

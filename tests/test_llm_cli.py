@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import shlex
 import socket
 import sys
@@ -93,6 +94,32 @@ def test_resume_finishes_a_run(stub: StubServer, tmp_path: Path) -> None:
     result = evaluate(stub, "--group-size", "2", "--out", str(out), "--resume")
     assert result.exit_code == 0, result.output
     assert "(4 episodes, 2 resumed)" in result.stdout and out.read_bytes() == clean
+
+
+def down_after(answered: int) -> Any:
+    """The scripted Scientist for the first `answered` calls, then a server answering 503."""
+    calls = itertools.count()
+    return lambda request: scripted_scientist(request) if next(calls) < answered else fault(503)
+
+
+def test_a_server_outage_is_left_out_of_the_table_and_resume_plays_it_again(
+    stub: StubServer, tmp_path: Path
+) -> None:
+    clean, out = tmp_path / "clean.jsonl", tmp_path / "llm.jsonl"
+    args = ("--no-oracle", "--max-rounds", "3", "--http-retries", "0")
+    assert evaluate(stub, *args, "--out", str(clean)).exit_code == 0
+    stub.script = down_after(3)  # the check, the first episode's two calls; then down
+    result = evaluate(stub, *args, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    spoiled = EpisodeLog.model_validate_json(out.read_bytes().splitlines()[1])
+    assert {s.error_code for s in spoiled.steps if s.agent == "scientist"} == {"llm_http_error"}
+    assert re.search(r"overall\s*│\s*1\s*│", result.stdout), result.stdout  # one episode scored
+    assert "1 of 2 episodes hit server errors" in result.stdout and "--resume" in result.stdout
+    stub.script = scripted_scientist  # the server is back
+    resumed = evaluate(stub, *args, "--out", str(out), "--resume")
+    assert resumed.exit_code == 0, resumed.output
+    assert "(2 episodes, 1 resumed)" in resumed.stdout and "server errors" not in resumed.stdout
+    assert out.read_bytes() == clean.read_bytes()
 
 
 @pytest.mark.parametrize(

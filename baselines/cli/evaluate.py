@@ -32,7 +32,8 @@ from replicalab.baselines.cli.output import counted, episode_progress, stdout_co
 from replicalab.baselines.cli.seats import Seats, choose_backend, choose_seats
 from replicalab.baselines.evaluation import report
 from replicalab.baselines.evaluation.engine import usage_path
-from replicalab.baselines.evaluation.metrics import summarize
+from replicalab.baselines.evaluation.metrics import Summary, server_failed, summarize
+from replicalab.baselines.evaluation.run_files import write_oracle, write_summaries
 from replicalab.baselines.evaluation.runner import Backend, Grid, RunResult, Settings, run_grid
 from replicalab.baselines.llm.backend import ServerFailing
 from replicalab.baselines.policies.oracle import OracleScientist
@@ -141,7 +142,8 @@ def evaluate(
     plan = _plan(grid, seats, run, output, chat)
     started = time.perf_counter()
     result, reference = _play(plan)
-    _print_results(plan, result, reference, output.wide, time.perf_counter() - started)
+    rows = summarize(result.digests, reference)
+    _print_results(plan, result, rows, reference, output.wide, time.perf_counter() - started)
 
 
 def _plan(
@@ -230,12 +232,26 @@ def _play(plan: _Plan) -> tuple[RunResult, list[EpisodeDigest] | None]:
     return result, reference
 
 
+def _outage_line(failed: int, episodes: int, out: Path | None) -> Text:
+    """What the table leaves out: episodes a server's failure spoiled are not the model's."""
+    again = "rerun with --resume to play them again" if out is not None else "rerun to play them"
+    return Text(
+        f"{failed} of {counted(episodes, 'episode')} hit server errors (lost connection, timeout, "
+        f"429 or 5xx) and are left out of the table; {again}."
+    )
+
+
 def _resume_hint(out: Path | None) -> str:
     return f"; {out} holds whole episodes only: rerun with --resume to finish" if out else ""
 
 
 def _print_results(
-    plan: _Plan, result: RunResult, reference: list[EpisodeDigest] | None, wide: bool, elapsed: float
+    plan: _Plan,
+    result: RunResult,
+    rows: list[Summary],
+    reference: list[EpisodeDigest] | None,
+    wide: bool,
+    elapsed: float,
 ) -> None:
     """The table, the oracle's line, the counters and usage, and where the files went."""
     grid, settings, cells = plan.grid, plan.settings, len(plan.grid.cells())
@@ -248,7 +264,10 @@ def _print_results(
         + f" = {counted(episodes, 'episode')}"
     )
     console = stdout_console()
-    console.print(report.results_table(summarize(result.digests, reference), title, wide=wide))
+    console.print(report.results_table(rows, title, wide=wide))
+    failed = server_failed(result.digests)
+    if failed:
+        console.print(_outage_line(failed, episodes, plan.out))
     if reference is not None and not plan.scientist_is_oracle:
         best = sum(episode.score for episode in reference) / len(reference)
         against = "regret and norm." if wide else "norm."
@@ -261,6 +280,8 @@ def _print_results(
         console.print(Text(f"logs: {plan.out} ({counted(episodes, 'episode')}, {result.resumed} resumed)"))
         if result.usage is not None:
             console.print(Text(f"usage: {usage_path(plan.out)}"))
+        write_oracle(plan.out, reference)
+        console.print(Text("summary: " + ", ".join(map(str, write_summaries(plan.out, rows)))))
     if plan.export_turns is not None:
         console.print(Text(f"turns: {plan.export_turns}"))
     played = counted(episodes + cells * plan.oracle - result.resumed, "episode")

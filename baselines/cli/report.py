@@ -10,6 +10,7 @@ import typer
 from replicalab.baselines.cli.errors import Problem, user_errors
 from replicalab.baselines.cli.output import counted
 from replicalab.baselines.cli.replay import read_logs
+from replicalab.baselines.evaluation.run_files import read_oracle
 from replicalab.install import install_hint
 
 
@@ -33,7 +34,10 @@ def report(
             raise Problem(f"report draws its plots with plotly: {install_hint('report')}") from None
         if len(set(paths)) < len(paths):
             raise Problem("a log is given twice; give each run once")
-        runs = [Run(name, read_logs(path)) for name, path in zip(_names(paths), paths, strict=True)]
+        runs = [
+            Run(name, read_logs(path), read_oracle(path))
+            for name, path in zip(_names(paths), paths, strict=True)
+        ]
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(build_page(runs), encoding="utf-8")
     episodes = sum(len(run.logs) for run in runs)

@@ -26,6 +26,7 @@ from typing import BinaryIO, Literal, NamedTuple
 from replicalab.baselines.evaluation.grid import Grid, RunResult, episode_id
 from replicalab.baselines.evaluation.jobs import Finished, Job, Outcomes
 from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
+from replicalab.baselines.evaluation.run_files import beside
 from replicalab.baselines.evaluation.workers import (
     WorkerSetup,
     chunks,
@@ -59,8 +60,7 @@ class Output:
 
 def usage_path(out: str | os.PathLike[str]) -> Path:
     """Where the usage of the run logged to `out` goes: `runs/x.jsonl` → `runs/x.usage.jsonl`."""
-    path = Path(out)
-    return path.with_name(path.with_suffix("").name + ".usage.jsonl")
+    return beside(out, ".usage.jsonl")
 
 
 def run_episodes(

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import html
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from replicalab.baselines.evaluation.metrics import Summary, summarize, summarize_group
+from replicalab.baselines.evaluation.metrics import Summary, server_failed, summarize, summarize_group
 from replicalab.baselines.evaluation.report import RESULT_COLUMNS, components_line
 from replicalab.digest import digest
 from replicalab.judge import explain
@@ -33,6 +33,7 @@ class Run:
 
     name: str
     logs: Sequence[EpisodeLog]
+    oracle: Mapping[str, float] | None = None  # the oracle's score per scenario id, for regret and norm.
 
 
 def _e(value: object) -> str:
@@ -51,7 +52,14 @@ def results_table(run: Run, rows: Sequence[Summary]) -> str:
     body = [
         [_e(row.label), *(_e(format_value(row)) for format_value in RESULT_COLUMNS.values())] for row in rows
     ]
-    return f"<h3>{_e(run.name)}</h3>" + _table(["cell", *RESULT_COLUMNS], body, "results")
+    table = f"<h3>{_e(run.name)}</h3>" + _table(["cell", *RESULT_COLUMNS], body, "results")
+    failed = server_failed(run.logs)
+    if failed:
+        table += (
+            f"<p>{failed} of {len(run.logs)} episodes hit server errors (lost connection, timeout, "
+            "429 or 5xx) and are left out of the table.</p>"
+        )
+    return table
 
 
 def _by_difficulty(logs: Sequence[EpisodeLog]) -> list[Summary]:
@@ -198,7 +206,7 @@ def build_page(runs: Sequence[Run]) -> str:
     empty = [run.name for run in runs if not run.logs]
     if empty:
         raise ValueError(f"runs: {empty[0]} has no episodes")
-    tables = [summarize(run.logs) for run in runs]
+    tables = [summarize(run.logs, run.oracle) for run in runs]
     figures = [
         _figure_html(_score_bars(runs, [rows[:-1] for rows in tables], "Judge score per cell"), "plot-cells"),
         _figure_html(

@@ -1,7 +1,9 @@
 """A run's JSONL log: opened locked against a second writer, and checked before a resume.
 
 Lines are written in grid order only, one whole line and a flush per episode, so a killed run
-leaves a prefix of whole lines (plus at most one partial line), which a resume cuts off.
+leaves a prefix of whole lines (plus at most one partial line), which a resume cuts off. A resume
+also plays again, from the first one on, the episodes that a server's failure spoiled
+(`replicalab.outages`): what an outage left in the log is never kept as the model's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pydantic import ValidationError
 
 from replicalab.baselines.evaluation.grid import Settings
 from replicalab.models import EpisodeLog
+from replicalab.outages import server_errors
 from replicalab.rewards import RewardConfig
 
 if sys.platform != "win32":
@@ -39,9 +42,10 @@ def open_log(path: Path, stack: ExitStack) -> BinaryIO:
 def logged_episodes(
     path: Path, handle: BinaryIO, ids: list[str], settings: Settings, unit: int = 1
 ) -> list[EpisodeLog]:
-    """The episodes already in the file, checked to be a prefix of this run; a trailing partial
-    line (a run killed mid-write) is cut off, and nothing is touched if the check fails. A run
-    that writes its episodes `unit` at a time (a group's rollouts) keeps whole units only."""
+    """The episodes already in the file, checked to be a prefix of this run, up to the first one
+    a server's failure spoiled; that one, those after it and a trailing partial line (a run
+    killed mid-write) are cut off, and nothing is touched if the check fails. A run that writes
+    its episodes `unit` at a time (a group's rollouts) keeps whole units only."""
     handle.seek(0)
     data = handle.read()
     lines = data[: data.rfind(b"\n") + 1].splitlines(keepends=True)
@@ -63,7 +67,8 @@ def logged_episodes(
                 f"rounds; this run uses {_describe(config)} and {settings.max_rounds}"
             )
         logs.append(log)
-    kept = len(logs) - len(logs) % unit
+    spoiled = next((i for i, log in enumerate(logs) if server_errors(log)), len(logs))
+    kept = spoiled - spoiled % unit
     handle.truncate(sum(map(len, lines[:kept])))
     return logs[:kept]
 

@@ -16,12 +16,15 @@ Definitions (per template × difficulty, and overall):
 - regret: mean over cells of (oracle score - policy score) on the same (template, difficulty,
   seed); normalised score: Σ policy score / Σ oracle score (the ratio of means, which stays
   defined when one oracle episode scores 0).
+
+An episode with a move refused for a server's failure (`replicalab.outages`) is in no row: an
+outage is not the model's score. `server_failed` counts those left out.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -143,17 +146,19 @@ def _digests(episodes: Sequence[EpisodeDigest | EpisodeLog]) -> list[EpisodeDige
 
 def summarize(
     episodes: Sequence[EpisodeDigest | EpisodeLog],
-    oracle: Sequence[EpisodeDigest | EpisodeLog] | None = None,
+    oracle: Sequence[EpisodeDigest | EpisodeLog] | Mapping[str, float] | None = None,
 ) -> list[Summary]:
-    """Rows per template/difficulty (in order of first appearance), then "overall".
+    """Rows per template/difficulty (in order of first appearance), then "overall", of the
+    episodes without a server's failure.
 
-    Digests or logs alike (a log is digested first). `oracle`, when given, must cover every
-    cell of `episodes` (regret needs the same seeds).
+    Digests or logs alike (a log is digested first). `oracle`, when given, is the oracle's
+    episodes or its score per scenario id, and must cover every cell of `episodes` (regret
+    needs the same seeds).
     """
-    mine = _digests(episodes)
+    mine = [episode for episode in _digests(episodes) if not episode.server_errors]
     reference = None
     if oracle is not None:
-        reference = {episode.scenario_id: episode.score for episode in _digests(oracle)}
+        reference = _oracle_scores(oracle)
         missing = [episode.scenario_id for episode in mine if episode.scenario_id not in reference]
         if missing:
             raise ValueError(f"oracle: no oracle episode for {missing[0]} (and {len(missing) - 1} more)")
@@ -163,6 +168,17 @@ def summarize(
     rows = [summarize_group(label, members, reference) for label, members in groups.items()]
     rows.append(summarize_group("overall", mine, reference))
     return rows
+
+
+def _oracle_scores(oracle: Sequence[EpisodeDigest | EpisodeLog] | Mapping[str, float]) -> dict[str, float]:
+    if isinstance(oracle, Mapping):
+        return dict(oracle)
+    return {episode.scenario_id: episode.score for episode in _digests(oracle)}
+
+
+def server_failed(episodes: Sequence[EpisodeDigest | EpisodeLog]) -> int:
+    """How many of `episodes` had a move refused for a server's failure: the table leaves them out."""
+    return sum(1 for episode in _digests(episodes) if episode.server_errors)
 
 
 def mean_components(logs: Sequence[EpisodeLog], agent: str = "scientist") -> dict[str, float]:

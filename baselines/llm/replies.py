@@ -13,6 +13,8 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from replicalab.outages import retried_status
+
 __all__ = [
     "LLM_ERROR_CODES",
     "Completion",
@@ -34,7 +36,6 @@ LLM_ERROR_CODES: tuple[LLMErrorCode, ...] = (
     "llm_bad_response",
     "llm_empty",
 )
-_RETRY_STATUSES = frozenset({408, 409, 429})  # and every 5xx: the statuses openai's client retries
 _MAX_MESSAGE_CHARS = 300  # of a server's error text quoted in an error message
 
 
@@ -103,7 +104,7 @@ class Failure(NamedTuple):
 def status_failure(status: int, body: bytes, headers: Mapping[str, str]) -> Failure:
     """An error status: 408, 409, 429 and every 5xx are retried (after Retry-After when the
     server sends one); the rest are refusals. The message quotes the server's error text."""
-    retriable = status in _RETRY_STATUSES or status >= 500
+    retriable = retried_status(status)
     message = f"HTTP {status}: {clip(_error_text(body))}"
     return Failure("llm_http_error", message, retriable, _retry_after(headers))
 

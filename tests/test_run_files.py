@@ -1,0 +1,67 @@
+"""`evaluate --out runs/x.jsonl` writes beside its log the oracle's scores (for the report's
+`norm.` and `regret`) and the `--wide` table as CSV and JSON, the numbers it printed."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from replicalab.baselines.cli import app
+from replicalab.baselines.evaluation import report
+from replicalab.baselines.evaluation.run_files import SUMMARY_COLUMNS, read_oracle
+
+GRID = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2"]
+
+
+def _printed_rows(stdout: str) -> list[list[str]]:
+    """The body rows of the printed table, cell by cell."""
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in stdout.splitlines()]
+    return [row for row in rows if row and row[0] and row[0] != "cell"]
+
+
+def test_evaluate_writes_the_wide_table_and_the_oracle_beside_its_log(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    out = tmp_path / "runs" / "baseline.jsonl"
+    result = runner.invoke(app, ["evaluate", *GRID, "--wide", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    csv_path, json_path = (
+        tmp_path / "runs" / "baseline.summary.csv",
+        tmp_path / "runs" / "baseline.summary.json",
+    )
+    assert f"summary: {csv_path}, {json_path}" in result.stdout
+    with csv_path.open(encoding="utf-8", newline="") as handle:
+        table = list(csv.DictReader(handle))
+    written = json.loads(json_path.read_text(encoding="utf-8"))
+    assert (
+        list(table[0]) == list(SUMMARY_COLUMNS)
+        and [list(row) for row in written] == [list(SUMMARY_COLUMNS)] * 3
+    )
+    printed = _printed_rows(result.stdout)
+    assert (
+        [row[0] for row in printed]
+        == [row["cell"] for row in written]
+        == ["ml_benchmark/easy", "ml_benchmark/hard", "overall"]
+    )
+    for shown, row, line in zip(printed, written, table, strict=True):
+        assert shown[1:4] == [
+            str(row["n"]),
+            f"{row['score']:.2f} ± {row['score_ci95']:.2f}",
+            f"{row['return']:.2f} ± {row['return_ci95']:.2f}",
+        ]
+        assert shown[4] == report.percent(row["agree"]) and shown[-2:] == [
+            report.number(row["regret"]),
+            report.number(row["norm"]),
+        ]
+        assert row["norm"] is not None and float(line["norm"]) == row["norm"]
+    oracle = read_oracle(out)
+    assert oracle is not None and sorted(oracle) == sorted(
+        f"ml_benchmark-test-{level}-{seed}" for level in ("easy", "hard") for seed in (0, 1)
+    )
+    again = runner.invoke(app, ["evaluate", *GRID, "--no-oracle", "--force", "--out", str(out)])
+    assert again.exit_code == 0, again.output
+    assert read_oracle(out) is None  # an earlier run's oracle is not this run's
+    assert json.loads(json_path.read_text(encoding="utf-8"))[-1]["norm"] is None
