@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
 from replicalab.envs import features
-from tests.docs_pages import DOCS, blocks, page
+from tests.docs_pages import DOCS, blocks, module_tables, page
 from tests.processes import REPO_ROOT
 
 PAGES = sorted(path.name for path in DOCS.glob("*.md"))
@@ -141,3 +141,8 @@ def test_the_features_page_holds_the_layout_the_module_documents() -> None:
     rows = [line for line in (features.__doc__ or "").splitlines() if line.startswith("| `")]
     shown = [line for line in page("observation-features.md").splitlines() if line.startswith("| `")]
     assert rows and shown == rows
+
+
+def test_the_layout_page_names_every_module_as_its_docstring_says() -> None:
+    text = page("layout.md")
+    assert text[text.index("## Modules") :].rstrip("\n") == module_tables()
