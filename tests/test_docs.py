@@ -146,3 +146,26 @@ def test_the_features_page_holds_the_layout_the_module_documents() -> None:
 def test_the_layout_page_names_every_module_as_its_docstring_says() -> None:
     text = page("layout.md")
     assert text[text.index("## Modules") :].rstrip("\n") == module_tables()
+
+
+def _table_shape(text: str) -> list[list[str]]:
+    """Each table row of `text` as its header cells, or its row label alone: what a rerun on a
+    small grid must reproduce while its figures differ."""
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    return [row.split(" | ")[:1] if any(c.isdigit() for c in row) else row.split(" | ") for row in rows]
+
+
+@pytest.mark.parametrize(
+    ("name", "benchmark"), [("negotiation.md", "benchmarks.negotiation"), ("splits.md", "benchmarks.probes")]
+)
+def test_a_page_shows_the_tables_its_benchmark_prints(name: str, benchmark: str) -> None:
+    """The page's figures come from a 40-seed run; a 1-seed run prints the same tables."""
+    done = subprocess.run(
+        [sys.executable, "-m", benchmark, "--seeds", "1"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert _table_shape(page(name)) == _table_shape(done.stdout)
