@@ -2,7 +2,7 @@
 
 from typing import Any
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def load_environment(*args: Any, **kwargs: Any) -> Any:
