@@ -22,9 +22,15 @@ MODULES = (
     "bench_llm",
     "bench_ray",
     "bench_server",
+    "bench_server_abuse",
     "bench_env_share",
 )
-NEEDS = {"bench_ray": "ray", "bench_server": "openenv", "bench_env_share": "sb3_contrib"}
+NEEDS = {
+    "bench_ray": "ray",
+    "bench_server": "fastapi",
+    "bench_server_abuse": "fastapi",
+    "bench_env_share": "sb3_contrib",
+}
 """A benchmark of an optional extra runs where its package is installed."""
 
 

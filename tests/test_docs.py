@@ -5,6 +5,7 @@ The README links every page."""
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import sys
@@ -169,3 +170,11 @@ def test_a_page_shows_the_tables_its_benchmark_prints(name: str, benchmark: str)
         check=True,
     )
     assert _table_shape(page(name)) == _table_shape(done.stdout)
+
+
+def test_every_figure_of_the_speed_page_is_in_the_results() -> None:
+    """The speed page quotes `benchmarks/RESULTS.md`, where each figure has its command and date."""
+    results = (REPO_ROOT / "benchmarks" / "RESULTS.md").read_text(encoding="utf-8")
+    figures = re.findall(r"\d+(?:[.,]\d+)+(?:-\d+(?:[.,]\d+)+)?|\d+ ?%|\d+ µs", page("speed.md"))
+    assert len(figures) >= 10
+    assert [figure for figure in figures if figure not in results] == []
