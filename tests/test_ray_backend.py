@@ -42,11 +42,13 @@ def local_ray() -> Iterator[None]:
 
 
 def _evaluate(tmp_path: Path, name: str, *args: str) -> tuple[bytes, list[str]]:
-    """The log's bytes and the table's lines (less the timing line) of one `evaluate` run."""
+    """The log's bytes and the table's lines (less the timing line and the lines naming the
+    files it wrote) of one `evaluate` run."""
     out = tmp_path / name
     result = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["evaluate", *GRID, "--out", str(out), *args])
     assert result.exit_code == 0, result.output
-    lines = [line for line in result.stdout.splitlines() if " played in " not in line and "logs:" not in line]
+    named = (" played in ", "logs:", "summary:")
+    lines = [line for line in result.stdout.splitlines() if not any(words in line for words in named)]
     return out.read_bytes(), lines
 
 
