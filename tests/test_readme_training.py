@@ -18,13 +18,14 @@ from tests.docs_pages import blocks, page
 SECTION = page("training.md")
 # The commands as written train for minutes; the test trains a few rollouts with the same commands.
 SHORT = {"--steps": "64", "--eval-every": "32", "--eval-seeds": "1", "--n-envs": "2", "--n-steps": "16"}
+# The evaluation plays 2 seeds per cell instead of 20.
+SHORT_EVALUATION = {"--seeds": "2"}
 
 
 def _shortened(words: list[str]) -> list[str]:
-    if words[1] not in ("train", "compare-rewards"):
-        return words
-    kept = [w for i, w in enumerate(words) if w not in SHORT and (i == 0 or words[i - 1] not in SHORT)]
-    return kept + [part for option, value in SHORT.items() for part in (option, value)]
+    short = SHORT_EVALUATION if words[1] == "evaluate" else SHORT
+    kept = [w for i, w in enumerate(words) if w not in short and (i == 0 or words[i - 1] not in short)]
+    return kept + [part for option, value in short.items() for part in (option, value)]
 
 
 def test_the_install_takes_torch_from_the_cpu_index_with_the_extra() -> None:
@@ -38,9 +39,11 @@ def test_the_install_takes_torch_from_the_cpu_index_with_the_extra() -> None:
 def test_the_python_trains_and_saves_a_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     (block,) = blocks(SECTION, "python")
-    assert "total_timesteps=100_000" in block
+    assert "total_timesteps=100_000" in block and "seed=0)" in block
     monkeypatch.chdir(tmp_path)
-    exec(compile(block.replace("100_000", "64"), "README", "exec"), {})
+    # One rollout of 64 steps instead of MaskablePPO's default 2,048.
+    short = block.replace("100_000", "64").replace("seed=0)", "seed=0, n_steps=64, batch_size=64)")
+    exec(compile(short, "README", "exec"), {})
     assert (tmp_path / "ppo_scientist.zip").is_file()
 
 
