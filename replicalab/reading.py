@@ -12,10 +12,12 @@ plan built from such choices states, in text mode and structured mode alike.
 
 from __future__ import annotations
 
-from functools import lru_cache
+import re
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from replicalab.models import Candidates, Paper
+from replicalab.scenarios.wording import OWN, pool
 from replicalab.text import NEGATIONS, content_words, occurs, sentences, spaced, words
 
 CONTRAST = frozenset(["rather", "instead", "unlike", "dropped", "considered", "future", "abandoned"])
@@ -149,21 +151,128 @@ def verdict(cue: Cue) -> bool | None:
 def read_paper(paper: Paper, candidates: Candidates) -> Reading:
     """Which of `candidates` the method of `paper` says the study used (in the candidates'
     order): a candidate is used when some sentence mentioning it reads as a use, and denied when
-    some reads as a denial and none as a use."""
-
-    def said(names: list[str], wanted: bool) -> tuple[str, ...]:
-        return tuple(n for n in names if _says(paper.method, n, wanted))
-
+    some reads as a denial and none as a use. A sentence (or pair) in a form of the train
+    split's wording is read by its form (`known_forms`); any other by its cues (`verdict`)."""
+    said = _verdicts(paper.method, (*candidates.techniques, *candidates.elements, *candidates.controls))
+    used = {name for name, meaning in said if meaning == "used"}
+    denied = {name for name, meaning in said if meaning == "not_used"} - used
     return Reading(
-        said(candidates.techniques, True),
-        said(candidates.elements, True),
-        said(candidates.controls, True),
-        tuple(e for e in said(candidates.elements, False) if not _says(paper.method, e, True)),
+        tuple(n for n in candidates.techniques if n in used),
+        tuple(n for n in candidates.elements if n in used),
+        tuple(n for n in candidates.controls if n in used),
+        tuple(e for e in candidates.elements if e in denied),
     )
 
 
-def _says(method: str, name: str, wanted: bool) -> bool:
-    return any(verdict(cue) is wanted for cue in _cues(method, name))
+class Form(NamedTuple):
+    """A sentence form the reader knows: its pattern (one group per candidate it speaks of),
+    how many sentences it spans, and what it says of each candidate, in group order."""
+
+    text: str  # as the wording writes it, `{0}`, `{name}`, ... where the candidates stand
+    pattern: re.Pattern[str]
+    spans: int
+    meanings: tuple[str, ...]
+
+
+_SLOT = re.compile(r"\{(\w+)\}")
+
+
+def _form(text: str, meanings: tuple[str, ...], slot: str = ".+?") -> Form:
+    """`text` (a frame or structure of the wording) as a `Form`: each slot a group of `slot`, a
+    slot said again ("all but {2}") the same text."""
+    parts = _SLOT.split(text)  # literal, slot, literal, slot, ...
+    order: list[int] = []  # the slots in the order they first occur
+    pattern = ""
+    for i, part in enumerate(parts):
+        k = int(part) if part.isdigit() else 0
+        if i % 2 == 0:
+            pattern += re.escape(part)
+        elif k in order:
+            pattern += f"(?P=s{k})"
+        else:
+            pattern += f"(?P<s{k}>{slot})"
+            order.append(k)
+    meaning_of = tuple(meanings[k] for k in order)
+    return Form(text, re.compile(pattern, re.IGNORECASE), len(sentences_of(text)), meaning_of)
+
+
+def known_forms() -> tuple[Form, ...]:
+    """Every form of the train split's wording: what a reader who studied the train papers knows."""
+    return forms_of("train")
+
+
+@cache
+def forms_of(split: str) -> tuple[Form, ...]:
+    """Every form of `split`'s wording pool, those spanning most sentences first. A case's own
+    sentences (`{clue}`, `{own}`) are no form: they are read by their cues."""
+    wording = pool(split)
+    forms = [
+        _form(frame, (meaning,))
+        for meaning, frames in wording.frames.items()
+        for frame in frames
+        if not frame.startswith(OWN)
+    ]
+    forms.extend(_form(s.text, s.meanings) for s in wording.structures)
+    return tuple(sorted(forms, key=lambda form: -form.spans))
+
+
+_SENTENCE_START = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def sentences_of(method: str) -> tuple[str, ...]:
+    """The sentences of a method, split where a sentence ends and a capital opens the next."""
+    return tuple(_SENTENCE_START.split(method))
+
+
+@lru_cache(maxsize=256)  # one method is read once per plan the reader makes
+def _verdicts(method: str, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(candidate, meaning) for every verdict the method gives: by form where one fits, by cues
+    in the sentences no form fits."""
+    parts = sentences_of(method)
+    said: list[tuple[str, str]] = []
+    read: set[int] = set()
+    for form in known_forms():
+        for at in range(len(parts) - form.spans + 1):
+            span = range(at, at + form.spans)
+            match = (
+                None
+                if read.intersection(span)
+                else form.pattern.fullmatch(" ".join(parts[at : at + form.spans]))
+            )
+            if match is None:
+                continue
+            read.update(span)
+            grounded = [_grounded(text, names) for text in match.groups()]
+            if None in grounded:  # a name with "and" or "with" in it: try the names first
+                again = _by_names(form, names).pattern.fullmatch(match.group(0))
+                grounded = grounded if again is None else [_grounded(text, names) for text in again.groups()]
+            said.extend(
+                (name, meaning) for name, meaning in zip(grounded, form.meanings, strict=True) if name
+            )
+    rest = " ".join(part for i, part in enumerate(parts) if i not in read)
+    for name in names:
+        said.extend((name, _MEANING[verdict(cue)]) for cue in _cues(rest, name))
+    return tuple(said)
+
+
+_MEANING = {True: "used", False: "not_used", None: "mentioned"}
+
+
+@lru_cache(maxsize=1024)
+def _by_names(form: Form, names: tuple[str, ...]) -> Form:
+    """`form` with each slot trying the candidates' names (longest first) before any text."""
+    listed = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return _form(form.text, form.meanings, f"(?:{listed}|.+?)")  # slots first occur in order
+
+
+def _grounded(text: str, names: tuple[str, ...]) -> str | None:
+    """The candidate `text` says: the one it names, else the one alone sharing most of its words."""
+    exact = [name for name in names if name.lower() == text.lower()]
+    if exact:
+        return exact[0]
+    shared = [len(content_words(name) & content_words(text)) for name in names]
+    best = max(shared, default=0)
+    return names[shared.index(best)] if best and shared.count(best) == 1 else None
 
 
 def addresses(elements: tuple[str, ...] | list[str]) -> str:

@@ -46,7 +46,9 @@ def test_a_fit_reads_the_train_split_only(fitted: Fitted, monkeypatch: pytest.Mo
 
 
 def test_the_fitted_readers_learned_the_wording(fitted: Fitted) -> None:
-    assert fitted.frames.synonyms and fitted.frames.frames
+    assert fitted.frames.frames  # synonyms only where the train wording swaps single words
+    pairs = {frame[i : i + 2] for frame in fitted.frames.frames for i in range(len(frame) - 1)}
+    assert ("{X}", "step") in pairs  # a frame that says its candidate by a description: "the X step"
     assert set(fitted.frames.frames.values()) <= {"used", "not_used", "mentioned"}
     assert set(fitted.accept_factors.values()) <= set(FACTORS)
 

@@ -14,7 +14,7 @@ from replicalab.reading import cues
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 
 PACKS = [
-    generate_scenario(seed, template, level, "test")
+    generate_scenario(seed, template, level, "train")  # the split whose wording orders pairs
     for template in BUILTIN_TEMPLATES
     for level in DIFFICULTIES
     for seed in range(4)

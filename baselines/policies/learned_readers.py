@@ -29,9 +29,10 @@ from typing import Protocol
 import numpy as np
 
 from replicalab.baselines.policies.logistic import Logistic, fit_logistic
+from replicalab.baselines.policies.probes import Choices
 from replicalab.baselines.policies.readers import SINGLE_CUE_RULES, ClaimingScientist, CueRule
 from replicalab.envs.features import CUE_FIELDS, cue_row
-from replicalab.models import Paper
+from replicalab.models import Paper, ScientistObservation
 from replicalab.reading import PARTIAL, cues
 from replicalab.scenarios import NormalizedScenarioPack
 from replicalab.scenarios.generator import paper_facts
@@ -62,9 +63,10 @@ def train_facts(packs: Iterable[NormalizedScenarioPack]) -> list[Fact]:
 
 
 class Claims(Protocol):
-    """A fitted rule that decides whether the study used one candidate of a paper."""
+    """A fitted rule that decides whether the study used one candidate of a paper (`names`: every
+    candidate the brief lists, `name` among them, where the rule grounds against the others)."""
 
-    def claims(self, paper: Paper, name: str) -> bool: ...
+    def claims(self, paper: Paper, name: str, names: tuple[str, ...] = ()) -> bool: ...
 
 
 class FittedReaderScientist(ClaimingScientist):
@@ -73,23 +75,37 @@ class FittedReaderScientist(ClaimingScientist):
     def __init__(self, rule: Claims, name: str) -> None:
         super().__init__()
         self.rule, self.name = rule, name
+        self._names: tuple[str, ...] = ()
+
+    def choices(self, observation: ScientistObservation) -> Choices:
+        c = observation.candidates
+        self._names = (*c.techniques, *c.elements, *c.controls)
+        return super().choices(observation)
 
     def claims(self, paper: Paper, name: str) -> bool:
-        return self.rule.claims(paper, name)
+        return self.rule.claims(paper, name, self._names)
+
+
+def marks(name: str, names: tuple[str, ...]) -> frozenset[str]:
+    """The words of `name` that no other of `names` holds: a sentence holding one speaks of it,
+    whatever else it calls it ("the step involving warm-up")."""
+    others = frozenset().union(*(content_words(n) for n in names if n != name))
+    return content_words(name) - others if names else frozenset()
 
 
 class _SentenceReader:
     """A reader of sentence meanings: it claims a candidate some sentence reads as used."""
 
-    _seen: dict[tuple[str, str], bool]
+    _seen: dict[tuple[str, str, tuple[str, ...]], bool]
 
-    def meaning(self, sentence: str, name: str) -> str | None:
+    def meaning(self, sentence: str, name: str, own: frozenset[str] = frozenset()) -> str | None:
         raise NotImplementedError
 
-    def claims(self, paper: Paper, name: str) -> bool:
-        key = (paper.method, name)
+    def claims(self, paper: Paper, name: str, names: tuple[str, ...] = ()) -> bool:
+        key = (paper.method, name, names)
         if key not in self._seen:
-            said = (self.meaning(s, name) for s in method_sentences(paper.method))
+            own = marks(name, names)
+            said = (self.meaning(s, name, own) for s in method_sentences(paper.method))
             self._seen[key] = any(m == "used" for m in said)
         return self._seen[key]
 
@@ -97,12 +113,15 @@ class _SentenceReader:
 @dataclass(frozen=True, eq=True)
 class WordModel(_SentenceReader):
     """A sentence's meaning for a candidate it mentions, from the sentence's words (see the
-    module); None for a sentence that shares under `PARTIAL` of the candidate's content words."""
+    module); None for a sentence that shares under `PARTIAL` of the candidate's content words
+    and none of its `marks`."""
 
     vocabulary: dict[str, int]
     model: Logistic
     positional: bool
-    _seen: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
+    _seen: dict[tuple[str, str, tuple[str, ...]], bool] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def fit(cls, facts: list[Fact], positional: bool = False, min_count: int = 2) -> WordModel:
@@ -112,9 +131,9 @@ class WordModel(_SentenceReader):
         rows = np.array([_encode(vocabulary, _bag(f.sentence, f.candidate, positional)) for f in facts])
         return cls(vocabulary, fit_logistic(rows, [f.meaning for f in facts]), positional)
 
-    def meaning(self, sentence: str, name: str) -> str | None:
-        wanted = content_words(name)
-        if not wanted or len(wanted & set(words(sentence))) < PARTIAL * len(wanted):
+    def meaning(self, sentence: str, name: str, own: frozenset[str] = frozenset()) -> str | None:
+        wanted, said = content_words(name), set(words(sentence))
+        if not wanted or (len(wanted & said) < PARTIAL * len(wanted) and own.isdisjoint(said)):
             return None
         row = _encode(self.vocabulary, _bag(sentence, name, self.positional))
         return self.model.predict(row[None, :])[0]
@@ -165,7 +184,9 @@ class FrameTable(_SentenceReader):
     synonyms: dict[str, str]  # a name's word -> the word train sentences say instead
     frames: dict[Tokens, str]  # a frame (`SLOT` where the candidate stood) -> its meaning on train
     fallback: WordModel
-    _seen: dict[tuple[str, str], bool] = field(default_factory=dict, compare=False, repr=False)
+    _seen: dict[tuple[str, str, tuple[str, ...]], bool] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def fit(cls, facts: list[Fact], fallback: WordModel) -> FrameTable:
@@ -178,11 +199,11 @@ class FrameTable(_SentenceReader):
         frames = {frame: _majority(counts) for frame, counts in sorted(said.items())}
         return cls(synonyms, frames, fallback)
 
-    def meaning(self, sentence: str, name: str) -> str | None:
+    def meaning(self, sentence: str, name: str, own: frozenset[str] = frozenset()) -> str | None:
         frame = _frame_of(words(sentence), _surfaces(words(name), self.synonyms))
         if frame is not None and frame in self.frames:
             return self.frames[frame]
-        return self.fallback.meaning(sentence, name)
+        return self.fallback.meaning(sentence, name, own)
 
 
 def _majority(counts: Counter[str]) -> str:
@@ -191,9 +212,10 @@ def _majority(counts: Counter[str]) -> str:
 
 def _surfaces(name: Tokens, synonyms: dict[str, str]) -> tuple[Tokens, ...]:
     """How a sentence may say `name`: itself, with its words swapped by `synonyms`, without its
-    last word."""
+    last word, or by one of its content words alone (longest first: "the step involving X")."""
     swapped = tuple(synonyms.get(w, w) for w in name)
-    return (name, swapped, name[:-1] if len(name) > 1 else name)
+    alone = sorted(content_words(" ".join(name)), key=lambda w: (-len(w), w))
+    return (name, swapped, name[:-1] if len(name) > 1 else name, *((w,) for w in alone))
 
 
 def _find(phrase: Tokens, tokens: Tokens) -> int | None:
@@ -295,7 +317,7 @@ class CueProbe:
         named = ["used" if label else "other" for label in labels]
         return cls(fit_logistic(_widened(rows, pairs), named), pairs)
 
-    def claims(self, paper: Paper, name: str) -> bool:
+    def claims(self, paper: Paper, name: str, names: tuple[str, ...] = ()) -> bool:
         row = _widened(np.array([cue_row(cues(paper, name))]), self.pairs)
         return self.model.predict(row)[0] == "used"
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from replicalab.models import Candidates, Paper
 from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
-from replicalab.scenarios.wording import Fact, Meaning, say
+from replicalab.scenarios.wording import Fact, Said, Voice, say, say_together, structures_for, voice
 
 P_DENIED = 0.4
 """The chance that it says, of each other candidate element, that the study did not do it."""
@@ -30,8 +30,13 @@ P_MENTIONED = 0.3
 """The chance that it mentions a candidate element, in a sentence about other work."""
 STUDY_DRAWS = 64
 """Uniforms one study draws (the most any case can use, so cases never shift each other's)."""
-WORDING_DRAWS = 96
-"""Uniforms its wording draws: forms, the other candidates' coins and the sentences' order."""
+WORDING_DRAWS = 128
+"""Uniforms its wording draws: forms, the other candidates' coins, the sentences' order and
+which neighbours are said together."""
+P_JOIN = 0.45
+"""The chance that a candidate is said together with the next of its kind, in one structure."""
+P_TRIPLE = 0.15
+"""The chance that it is said together with the next two."""
 _SLOTS = (
     1,
     8,
@@ -42,8 +47,8 @@ _SLOTS = (
     8,
     16,
 )  # technique, element ranks, control ranks, n, target, said, denied, (unused)
-_WORDING_SLOTS = (8, 8, 8, 4, 4, 6, 6, 40)  # element forms, mentions, mention forms, technique
-# coins, technique forms, control coins, control forms, order
+_WORDING_SLOTS = (8, 8, 8, 4, 4, 6, 6, 40, 32)  # element forms, mentions, mention forms, technique
+# coins, technique forms, control coins, control forms, order, joins
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,7 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
     t_low, t_high = case.target_range
     target = f"{t_low + (t_high - t_low) * target_u:.{case.target_decimals}f}"
     facts = _method_facts(case, technique, drawn, kept, (said, denied), wording, LEVELS[level].p_said)
-    method = " ".join([case.method_intro, *(fact.sentence for fact in facts)])
+    method = method_of(case.method_intro, facts)
 
     def filled(text: str) -> str:
         return text.replace("{n}", str(n)).replace("{target}", target)
@@ -133,36 +138,90 @@ def _method_facts(
 ) -> list[Fact]:
     """What the method paragraph states, sentence by sentence in its drawn order: the technique
     used, each original control, each required element with chance `p_said`, some candidates
-    the study did not use, and mentions of candidates that say nothing about this study.
-    `coins` are the study's said and denied draws for the elements."""
+    the study did not use, and mentions of candidates that say nothing about this study, in the
+    wording of the case's split; some neighbours of one kind are said together, in one of the
+    pool's structures. `coins` are the study's said and denied draws for the elements."""
     said, denied = coins
-    forms, mentioned, mention_forms, t_coins, t_forms, c_coins, c_forms, order = _split(
+    forms, mentioned, mention_forms, t_coins, t_forms, c_coins, c_forms, order, joins = _split(
         wording, _WORDING_SLOTS
     )
-    stated: list[tuple[Choice, Meaning, float, str | None]] = []
+    techniques: list[Said] = []
     for i, t in enumerate(case.techniques):
         if t is technique:
-            stated.append((t, "used", t_forms[i], t.clue))
+            techniques.append(Said(t.name, "used", t_forms[i], t.clue))
         elif t_coins[i] < P_OTHER:
-            stated.append((t, "not_used" if t_forms[i] < 0.5 else "mentioned", 2 * t_forms[i] % 1, None))
+            techniques.append(
+                Said(t.name, "not_used" if t_forms[i] < 0.5 else "mentioned", 2 * t_forms[i] % 1, None)
+            )
+    controls: list[Said] = []
     for i, c in enumerate(case.controls):
         if i in kept:
-            stated.append((c, "used", c_forms[i], c.clue))
+            controls.append(Said(c.name, "used", c_forms[i], c.clue))
         elif c_coins[i] < P_OTHER:
-            stated.append((c, "not_used" if c_forms[i] < 0.5 else "mentioned", 2 * c_forms[i] % 1, None))
+            controls.append(
+                Said(c.name, "not_used" if c_forms[i] < 0.5 else "mentioned", 2 * c_forms[i] % 1, None)
+            )
     said_at = dict(zip(sorted(drawn), said, strict=False))  # the i-th required element's coin
     denied_at = dict(zip((i for i in range(len(case.elements)) if i not in drawn), denied, strict=False))
+    elements: list[Said] = []
     for i, e in enumerate(case.elements):
         if said_at.get(i, 1.0) < p_said:
-            stated.append((e, "used", forms[i], e.clue))
+            elements.append(Said(e.name, "used", forms[i], e.clue))
         elif denied_at.get(i, 1.0) < P_DENIED:
-            stated.append((e, "not_used", forms[i], e.negated))
+            elements.append(Said(e.name, "not_used", forms[i], e.negated))
         if mentioned[i] < P_MENTIONED:
-            stated.append((e, "mentioned", mention_forms[i], None))
-    facts = [say(choice.name, meaning, form, own) for choice, meaning, form, own in stated]
-    ranked = sorted(range(len(facts)), key=lambda i: order[i % len(order)])
-    facts = [facts[i] for i in ranked]
-    return facts
+            elements.append(Said(e.name, "mentioned", mention_forms[i], None))
+    voice = voice_of(case)
+    units = _grouped(voice, [techniques, controls, elements], joins)
+    ranked = sorted(range(len(units)), key=lambda i: order[i % len(order)])
+    return [fact for i in ranked for fact in units[i]]
+
+
+def voice_of(case: PaperCase) -> Voice:
+    """How `case`'s candidates are said in the wording of its split."""
+    kinds = (("technique", case.techniques), ("element", case.elements), ("control", case.controls))
+    return voice(case.split, tuple((c.name, kind) for kind, choices in kinds for c in choices))
+
+
+def _grouped(voice: Voice, kinds: list[list[Said]], joins: list[float]) -> list[tuple[Fact, ...]]:
+    """The sentences (or sentence pairs) that say `kinds`' candidates: each candidate alone, or,
+    when its join draw is under `P_JOIN` (`P_TRIPLE` for three) and a structure of the pool says
+    it with the next ones of its kind, together with them."""
+    units: list[tuple[Fact, ...]] = []
+    at = 0
+    for stated in kinds:
+        i = 0
+        while i < len(stated):
+            coin = joins[at % len(joins)]
+            at += 1
+            size, p = next(
+                (
+                    (k, p)
+                    for k, p in ((3, P_TRIPLE), (2, P_JOIN))
+                    if coin < p and _fits(voice, stated[i : i + k], k)
+                ),
+                (1, 1.0),
+            )
+            group = tuple(stated[i : i + size])
+            units.append(say_together(voice, group, coin / p) if size > 1 else (say(voice, group[0]),))
+            i += size
+    return units
+
+
+def _fits(voice: Voice, group: list[Said], size: int) -> bool:
+    """Whether `group` is `size` distinct candidates that a structure of the pool says together."""
+    distinct = len({s.name for s in group}) == len(group) == size
+    return distinct and bool(structures_for(voice.split, tuple(s.meaning for s in group)))
+
+
+def method_of(intro: str, facts: list[Fact]) -> str:
+    """The method paragraph: `intro`, then each sentence of `facts` once (a structure's facts
+    share theirs, side by side)."""
+    texts = [intro]
+    for previous, fact in zip([None, *facts], facts, strict=False):
+        if previous is None or fact.sentence != previous.sentence:
+            texts.append(fact.sentence)
+    return " ".join(texts)
 
 
 def _split(u: list[float], slots: tuple[int, ...]) -> list[list[float]]:

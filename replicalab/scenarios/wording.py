@@ -1,81 +1,179 @@
-"""How a paper's method says what its study did: several surface forms per choice, each with
-its meaning recorded as data.
+"""How a paper's method says what its study did: many surface forms per choice, drawn from a
+pool of wording that belongs to the paper's split, each sentence with its meaning recorded.
 
-A choice the study made is said in one of the `used` forms (the case's own clue, a paraphrase
-through the synonym table, an indirect reference such as "the main study kept the latter"); a
-candidate it did not make is said in one of the `not_used` forms (its `negated` sentence, when it
-has one, or a denial of varied scope: "rather than X", "X was considered and dropped", "unlike
-earlier work, no X", "left for future work"); and any candidate may also be `mentioned` in a
-sentence that says nothing about this study (related work, limitations). The frames and the
-synonyms are data (`data/wording.json`). The generator never parses a sentence back: every one
-it writes comes with the `Fact`s it states, so what the text makes knowable is exact.
+Train, validation and test papers are written from disjoint pools (`data/wording.json`, one
+per split), the way held-out levels keep a learner from memorising a level: no sentence form of
+a test paper (the sentence with its candidates cut out) appears in a train paper. A pool holds:
+
+- `used`, `not_used` and `mentioned` frames for one candidate: the case's own sentence (`{clue}`
+  for a use, `{own}`, its negation, for a denial), uses with a negation word in them ("never
+  performed without X"), denials that share a use's vocabulary ("X was run in the pilot only"),
+  hedges that look like uses ("X would have been added had time allowed") and mentions of other
+  work that say nothing about this study;
+- `structures` that speak of two or three candidates at once: a verdict carried by reference
+  across two sentences ("two options were piloted, X and Y. Only the second was kept"), lists
+  with scoped negation ("neither X nor Y", "all but Z");
+- `descriptions`: a candidate said without its name, by its anchor (the longest word of its
+  name no other candidate of the case holds) in the split's own phrasing, so a careful reader
+  maps it to exactly one candidate of the public list while most of its words change.
+
+The generator never parses a sentence back: every one it writes comes with the `Fact`s it
+states, so what the text makes knowable is exact.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Literal, NamedTuple
 
-from replicalab.text import words
+from replicalab.text import content_words, words
 
 Meaning = Literal["used", "not_used", "mentioned"]
 MEANINGS: tuple[Meaning, ...] = ("used", "not_used", "mentioned")
+Kind = Literal["technique", "element", "control"]
+KINDS: tuple[Kind, ...] = ("technique", "element", "control")
+OWN = ("{clue}", "{own}")  # a frame that is the case's own sentence for the candidate
 
 
 class Fact(NamedTuple):
-    """What one sentence of the method says of one candidate."""
+    """What one sentence (or pair of sentences) of the method says of one candidate."""
 
     sentence: str
     candidate: str  # a candidate's name, as the pack's `Candidates` list it
     meaning: Meaning  # used: the study did it; not_used: it did not; mentioned: no information
 
 
+class Said(NamedTuple):
+    """One candidate the method speaks of, and the draw in [0, 1) that picks how."""
+
+    name: str
+    meaning: Meaning
+    u: float
+    own: str | None  # the case's own sentence for it: its clue for a use, its negation for a denial
+
+
+class Structure(NamedTuple):
+    """A sentence (or two) about several candidates: `{0}`, `{1}`, ... stand for them."""
+
+    text: str
+    meanings: tuple[Meaning, ...]
+
+
+class Pool(NamedTuple):
+    """One split's wording."""
+
+    frames: dict[Meaning, tuple[str, ...]]
+    structures: tuple[Structure, ...]
+    descriptions: dict[Kind, tuple[str, ...]]
+
+
 @cache
-def _wording() -> dict[str, object]:
+def pool(split: str) -> Pool:
+    """The wording that papers of `split` are written in."""
     text = (resources.files("replicalab.scenarios") / "data" / "wording.json").read_text(encoding="utf-8")
-    data: dict[str, object] = json.loads(text)
-    return data
-
-
-@cache
-def _frames(meaning: Meaning) -> tuple[str, ...]:
-    frames = _wording()[meaning]
-    assert isinstance(frames, list)
-    return tuple(frames)
-
-
-@lru_cache(maxsize=4096)  # names recur across every pack of a case
-def paraphrase(name: str) -> str:
-    """`name` with its words swapped for the synonym table's; a name with none of them loses its
-    last word instead (a partial mention)."""
-    synonyms = _wording()["synonyms"]
-    assert isinstance(synonyms, dict)
-    tokens = name.split()
-    swapped = [synonyms.get(token.lower(), token) for token in tokens]
-    if swapped != tokens:
-        return " ".join(swapped)
-    return " ".join(tokens[:-1]) if len(words(name)) > 1 else name
-
-
-def say(name: str, meaning: Meaning, u: float, own: str | None = None) -> Fact:
-    """A sentence that says `meaning` of the candidate `name`, in the form `u` in [0, 1) picks;
-    `own` is the case's own sentence for it (its clue or its negation), used by the `{clue}` form
-    and, for a denial, as one more form."""
-    count = len(_frames(meaning)) + (meaning == "not_used" and own is not None)
-    return _say(name, meaning, int(u * count), own)
-
-
-@lru_cache(maxsize=65536)  # a case's sentences recur across its packs
-def _say(name: str, meaning: Meaning, form: int, own: str | None) -> Fact:
-    frames = _frames(meaning)
-    if meaning == "not_used" and own is not None:
-        frames = ("{clue}", *frames)
-    frame = frames[form]
-    if frame == "{clue}" and own is None:
-        frame = frames[-1]
-    sentence = frame.format(
-        clue=own or "", name=name, Name=name[:1].upper() + name[1:], para=paraphrase(name)
+    data = json.loads(text)
+    if split not in data:
+        raise ValueError(f"split: no wording pool for {split!r}; pools: {', '.join(sorted(data))}")
+    raw = data[split]
+    structures = tuple(Structure(s["text"], tuple(s["meanings"])) for s in raw["structures"])
+    for s in structures:  # a reader pairs the n-th candidate said with the n-th meaning
+        first = list(dict.fromkeys(re.findall(r"\{(\d)\}", s.text)))
+        if first != [str(k) for k in range(len(s.meanings))]:
+            raise ValueError(f"structures: {s.text!r} must say {{0}}, {{1}}, ... first in that order")
+    return Pool(
+        {meaning: tuple(raw[meaning]) for meaning in MEANINGS},
+        structures,
+        {kind: tuple(raw["descriptions"][kind]) for kind in KINDS},
     )
-    return Fact(sentence, name, meaning)
+
+
+class Voice(NamedTuple):
+    """How one case's candidates are said in one split: each name's descriptions."""
+
+    split: str
+    descriptions: dict[str, tuple[str, ...]]  # name -> its descriptions (empty: said by name only)
+
+
+@lru_cache(maxsize=256)  # one per case and split
+def voice(split: str, names: tuple[tuple[str, Kind], ...]) -> Voice:
+    """The `Voice` of a case whose candidates are `names` (each with its kind), in `split`'s
+    pool. A description holds the candidate's anchor and no other word of any candidate's name,
+    so exactly one candidate of the list shares a word with it."""
+    templates = pool(split).descriptions
+    out: dict[str, tuple[str, ...]] = {}
+    for name, kind in names:
+        others = frozenset().union(*(content_words(n) for n, _ in names if n != name))
+        fits = (
+            template.format(anchor=anchor_of(name, others))
+            for template in templates[kind]
+            if content_words(template.format(anchor="")).isdisjoint(others | content_words(name))
+        )
+        out[name] = tuple(fits)
+    return Voice(split, out)
+
+
+def anchor_of(name: str, others: frozenset[str]) -> str:
+    """The longest word of `name` that none of `others` is, an adverb ("-ly") only where no
+    other word is (ties: the first); the name itself when every word is shared."""
+    own = [w for w in words(name) if w in content_words(name) and w not in others]
+    return max(own, key=lambda w: (not w.endswith("ly"), len(w))) if own else name
+
+
+def _surface(voice: Voice, said: Said, by_name: bool) -> str:
+    """The candidate as a sentence says it: its name, or one of its descriptions."""
+    described = voice.descriptions.get(said.name, ())
+    if by_name or not described:
+        return said.name
+    return described[int(said.u * 7 % 1 * len(described))]
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def say(voice: Voice, said: Said) -> Fact:
+    """A sentence that says `said.meaning` of the candidate, in the frame `said.u` picks among
+    those of the voice's pool (the case's own sentence being one where it has one)."""
+    frames = tuple(
+        f for f in pool(voice.split).frames[said.meaning] if said.own is not None or not f.startswith(OWN)
+    )
+    at = said.u * len(frames)
+    frame, para = frames[int(at)], _surface(voice, said, by_name=False)
+    sentence = frame.format(
+        clue=said.own or "",
+        own=said.own or "",
+        name=said.name,
+        Name=_capital(said.name),
+        para=para,
+        Para=_capital(para),
+    )
+    return Fact(sentence, said.name, said.meaning)
+
+
+def structures_for(split: str, meanings: tuple[Meaning, ...]) -> tuple[Structure, ...]:
+    """The structures of `split`'s pool that say `meanings` (in any order) of as many candidates."""
+    return _structures_for(split, tuple(sorted(meanings)))
+
+
+@lru_cache(maxsize=64)
+def _structures_for(split: str, meanings: tuple[Meaning, ...]) -> tuple[Structure, ...]:
+    return tuple(s for s in pool(split).structures if tuple(sorted(s.meanings)) == meanings)
+
+
+def say_together(voice: Voice, group: tuple[Said, ...], u: float) -> tuple[Fact, ...]:
+    """One structure (`u` picks which) that says of each candidate of `group` its meaning: one
+    `Fact` per candidate, all with the structure's text. `group` must fit one
+    (`structures_for`)."""
+    fitting = structures_for(voice.split, tuple(s.meaning for s in group))
+    if not fitting:
+        raise ValueError(f"group: no structure says {[s.meaning for s in group]}")
+    structure = fitting[int(u * len(fitting))]
+    left = list(group)
+    slots: list[Said] = []
+    for meaning in structure.meanings:
+        slots.append(left.pop(next(i for i, s in enumerate(left) if s.meaning == meaning)))
+    text = structure.text.format(*(_surface(voice, s, by_name=s.u * 3 % 1 < 0.5) for s in slots))
+    return tuple(Fact(text, s.name, s.meaning) for s in slots)

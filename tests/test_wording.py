@@ -1,0 +1,168 @@
+"""Language held out by split: train, validation and test papers are written from disjoint
+wording pools, every sentence records exactly what it states, every description of a candidate
+points at exactly one candidate of the public list, and the project's reader, which knows the
+train pool's forms, reads train papers as the recorded facts say."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from itertools import combinations, permutations, product
+
+import pytest
+
+from replicalab.models import Candidates
+from replicalab.reading import forms_of, read_paper
+from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
+from replicalab.scenarios.generator import generate_scenario, paper_facts
+from replicalab.scenarios.types import SPLITS, NormalizedScenarioPack
+from replicalab.scenarios.wording import Fact, Voice, pool, voice
+from replicalab.text import content_words
+
+SEEDS = range(40)
+
+
+def _packs(split: str) -> Iterator[NormalizedScenarioPack]:
+    for template in BUILTIN_TEMPLATES:
+        for level in DIFFICULTIES:
+            for seed in SEEDS:
+                yield generate_scenario(seed, template, level, split)
+
+
+def _voice(pack: NormalizedScenarioPack) -> Voice:
+    c = pack.candidates
+    kinds = [(c.techniques, "technique"), (c.elements, "element"), (c.controls, "control")]
+    return voice(pack.split, tuple((name, kind) for names, kind in kinds for name in names))  # type: ignore[misc]
+
+
+def _names(c: Candidates) -> tuple[str, ...]:
+    return (*c.techniques, *c.elements, *c.controls)
+
+
+def _surfaces(pack: NormalizedScenarioPack) -> dict[str, str]:
+    """Every way a sentence may say a candidate (its name, its descriptions) -> the candidate."""
+    out = {name: name for name in _names(pack.candidates)}
+    for name, described in _voice(pack).descriptions.items():
+        out.update(dict.fromkeys(described, name))
+    return out
+
+
+def _frame(sentence: str, surfaces: dict[str, str]) -> str:
+    """`sentence` with every candidate it says cut out (longest surface first), lower-cased."""
+    for surface in sorted(surfaces, key=len, reverse=True):
+        sentence = re.sub(rf"(?<![\w-]){re.escape(surface)}(?![\w-])", "{X}", sentence, flags=re.IGNORECASE)
+    return sentence.lower()
+
+
+@pytest.fixture(scope="module")
+def frames() -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for split in SPLITS:
+        found = out.setdefault(split, set())
+        for pack in _packs(split):
+            surfaces = _surfaces(pack)
+            found.update(_frame(fact.sentence, surfaces) for fact in paper_facts(pack))
+    return out
+
+
+def test_no_sentence_form_of_one_split_appears_in_another(frames: dict[str, set[str]]) -> None:
+    assert all(len(found) > 100 for found in frames.values())
+    for a, b in combinations(SPLITS, 2):
+        assert not frames[a] & frames[b], (a, b, sorted(frames[a] & frames[b])[:3])
+
+
+def test_the_pools_share_no_sentence_form_or_description() -> None:
+    for a, b in combinations(SPLITS, 2):
+        for meaning in ("used", "not_used", "mentioned"):
+            shared = set(pool(a).frames[meaning]) & set(pool(b).frames[meaning])
+            assert shared <= {"{clue}", "{own}"}, shared
+        assert not {s.text for s in pool(a).structures} & {s.text for s in pool(b).structures}
+        for kind, described in pool(a).descriptions.items():
+            assert not set(described) & set(pool(b).descriptions[kind])
+
+
+def _stated(group: list[Fact], pack: NormalizedScenarioPack) -> bool:
+    """Whether some form of the pack's pool, its slots filled with surfaces of the group's
+    candidates, is the group's sentence and says of each what its fact records; or the sentence
+    is the case's own clue or negation of its one candidate."""
+    sentence = group[0].sentence
+    ways = {name: [name] for name in _names(pack.candidates)}
+    for surface, name in _surfaces(pack).items():
+        ways[name].append(surface)
+    for form in forms_of(pack.split):
+        if form.pattern.fullmatch(sentence) is None or len(form.meanings) != len(group):
+            continue
+        for slots in permutations(group):
+            if [f.meaning for f in slots] != list(form.meanings):
+                continue
+            for said in product(*(ways[f.candidate] for f in slots)):
+                if _filled(form.text, said) == sentence:
+                    return True
+    own = len(group) == 1 and group[0].meaning != "mentioned"
+    return own and content_words(group[0].candidate) <= content_words(sentence)
+
+
+def _filled(text: str, said: tuple[str, ...]) -> str:
+    one = said[0]
+    return text.format(
+        *said, name=one, Name=one[:1].upper() + one[1:], para=one, Para=one[:1].upper() + one[1:]
+    )
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_every_sentence_records_what_it_states(split: str) -> None:
+    for pack in _packs(split):
+        spec = pack.hidden_reference_spec
+        drawn = {spec.technique, *spec.original_controls, *spec.required_elements}
+        by_sentence: dict[str, list[Fact]] = {}
+        for fact in paper_facts(pack):
+            by_sentence.setdefault(fact.sentence, []).append(fact)
+            assert (fact.meaning == "used") <= (fact.candidate in drawn)
+            assert (fact.meaning == "not_used") <= (fact.candidate not in drawn)
+        for group in by_sentence.values():
+            assert _stated(group, pack), group
+            assert group[0].sentence in pack.paper.method
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_description_points_at_exactly_one_candidate(split: str) -> None:
+    described = 0
+    for pack in _packs(split):
+        names = _names(pack.candidates)
+        for name, texts in _voice(pack).descriptions.items():
+            for text in texts:
+                described += 1
+                assert [n for n in names if content_words(n) & content_words(text)] == [name]
+    assert described > 100
+
+
+def test_most_candidates_have_a_description_that_changes_most_of_their_words() -> None:
+    for split in SPLITS:
+        pack = generate_scenario(0, "ml_benchmark", "hard", split)
+        described = _voice(pack).descriptions
+        assert sum(bool(texts) for texts in described.values()) >= 0.8 * len(described)
+        for name, texts in described.items():
+            assert all(
+                len(content_words(name) - content_words(t)) >= len(content_words(name)) / 2 for t in texts
+            )
+
+
+def test_papers_say_verdicts_across_sentences_in_lists_and_by_reference() -> None:
+    structures = {split: 0 for split in SPLITS}
+    for split in SPLITS:
+        for seed in range(30):
+            facts = paper_facts(generate_scenario(seed, "finance_trading", "hard", split))
+            structures[split] += len(facts) - len({f.sentence for f in facts})
+    assert all(n > 20 for n in structures.values()), structures
+
+
+def test_the_projects_reader_reads_the_train_pool_as_recorded() -> None:
+    right = total = 0
+    for pack in _packs("train"):
+        used = {f.candidate for f in paper_facts(pack) if f.meaning == "used"}
+        reading = read_paper(pack.paper, pack.candidates)
+        claimed = {*reading.techniques, *reading.elements, *reading.controls}
+        for name in _names(pack.candidates):
+            total += 1
+            right += (name in used) == (name in claimed)
+    assert right >= 0.98 * total
