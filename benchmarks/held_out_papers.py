@@ -51,11 +51,11 @@ def _paper(template: str, level: str, seed: int) -> list[str]:
         "",
         f"> {pack.paper.method}",
         "",
-        "| candidate | the method says |",
-        "|---|---|",
+        "What each sentence records:",
+        "",
     ]
     for name in (*c.techniques, *c.elements, *c.controls):
-        lines.append(f"| {name} | {', '.join(said.get(name, ['unstated']))} |")
+        lines.append(f"- {name}: {', '.join(said.get(name, ['unstated']))}")
     return lines
 
 

@@ -1,13 +1,16 @@
 """What a careful reader takes from a paper: which of the public candidates its method says the
 study used.
 
-A pack's method paragraph says what its study did in varied surface forms: a candidate's own
-words or a paraphrase that keeps some of them, denials with or without a negation word ("rather
-than", "considered and dropped", "left for future work"), indirect references ("kept the
-latter") and mentions of other work that say nothing about this study. `cues` lists what a
-reader notices about each candidate, sentence by sentence, and no verdict; `read_paper` is the
-project's reader built on them (the public reader probe's), and `addresses` is the rationale a
-plan built from such choices states, in text mode and structured mode alike.
+A pack's method paragraph says what its study did in surface forms drawn from its split's
+wording pool (`replicalab.scenarios.wording`): a candidate's own words or a description by one
+word only its name holds, denials with or without a negation word, uses with one, verdicts
+carried by reference across two sentences or over a list, and mentions of other work that say
+nothing about this study. `cues` lists what a reader notices about each candidate, sentence by
+sentence, and no verdict. `read_paper` is the project's reader (the public reader probe's): it
+knows the forms of the train split's pool, as a user who studied the train papers would, reads
+a sentence in one of them by its form, and any other by its cues (`verdict`); what it loses on
+held-out wording is the generalization gap `benchmarks.shortcuts` reports. `addresses` is the
+rationale a plan built from such choices states, in text mode and structured mode alike.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from itertools import combinations, permutations, product
 
 import pytest
 
+from benchmarks import held_out_papers
 from replicalab.models import Candidates
 from replicalab.reading import forms_of, read_paper
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
@@ -18,6 +19,7 @@ from replicalab.scenarios.generator import generate_scenario, paper_facts
 from replicalab.scenarios.types import SPLITS, NormalizedScenarioPack
 from replicalab.scenarios.wording import Fact, Voice, pool, voice
 from replicalab.text import content_words
+from tests.docs_pages import page, section
 
 SEEDS = range(40)
 
@@ -166,3 +168,10 @@ def test_the_projects_reader_reads_the_train_pool_as_recorded() -> None:
             total += 1
             right += (name in used) == (name in claimed)
     assert right >= 0.98 * total
+
+
+def test_the_splits_page_shows_the_five_test_papers_the_generator_writes() -> None:
+    assert section(page("splits.md"), "Five test papers").strip("\n") == held_out_papers.section().strip("\n")
+    assert all(
+        f"-test-{level}-{seed}`" in held_out_papers.section() for _, level, seed in held_out_papers.PAPERS
+    )

@@ -5,10 +5,13 @@ plays one with the public reader's negotiation.
 
 - `FrameTable`: a sentence-frame reader. It learns a synonym table by aligning each train
   candidate's name with the words its sentence says it in, then the meaning of every sentence
-  frame (the sentence with the candidate cut out) that train sentences use; a sentence in a
-  frame it never saw goes to its fallback, a `WordModel`.
+  frame (the sentence with the candidate, or the one word of its name that a description keeps,
+  cut out) that train sentences use; a sentence in a frame it never saw goes to its fallback, a
+  `WordModel`.
 - `WordModel`: a negation-aware bag of words (a word after a negation word in its clause counts
-  as another word, and a negation word just before the candidate is a feature of its own), a logistic regression of a sentence's meaning for a candidate it mentions;
+  as another word, and a negation word just before the candidate is a feature of its own), a
+  logistic regression of a sentence's meaning for a candidate it mentions: a sentence that holds
+  half its name's content words, or one of its `marks` (a word no other candidate's name holds);
   `positional` adds each word again joined with where the candidate stands against the
   sentence's first "and" (what reading "the former" / "the latter" takes).
 - `CueProbe`: a logistic regression of "some sentence says the study used it" on a candidate's

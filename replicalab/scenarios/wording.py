@@ -134,14 +134,17 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+@cache
+def _frames(split: str, meaning: Meaning, own: bool) -> tuple[str, ...]:
+    """The frames of `split`'s pool for `meaning`; the case's own sentence only where it has one."""
+    return tuple(f for f in pool(split).frames[meaning] if own or not f.startswith(OWN))
+
+
 def say(voice: Voice, said: Said) -> Fact:
     """A sentence that says `said.meaning` of the candidate, in the frame `said.u` picks among
     those of the voice's pool (the case's own sentence being one where it has one)."""
-    frames = tuple(
-        f for f in pool(voice.split).frames[said.meaning] if said.own is not None or not f.startswith(OWN)
-    )
-    at = said.u * len(frames)
-    frame, para = frames[int(at)], _surface(voice, said, by_name=False)
+    frames = _frames(voice.split, said.meaning, said.own is not None)
+    frame, para = frames[int(said.u * len(frames))], _surface(voice, said, by_name=False)
     sentence = frame.format(
         clue=said.own or "",
         own=said.own or "",
@@ -174,6 +177,6 @@ def say_together(voice: Voice, group: tuple[Said, ...], u: float) -> tuple[Fact,
     left = list(group)
     slots: list[Said] = []
     for meaning in structure.meanings:
-        slots.append(left.pop(next(i for i, s in enumerate(left) if s.meaning == meaning)))
+        slots.append(left.pop([s.meaning for s in left].index(meaning)))
     text = structure.text.format(*(_surface(voice, s, by_name=s.u * 3 % 1 < 0.5) for s in slots))
     return tuple(Fact(text, s.name, s.meaning) for s in slots)
