@@ -3,11 +3,12 @@
 A case lists what its study could have done: technique variants, candidate method elements,
 candidate controls, a range of sample sizes and of headline numbers. Each pack draws one of
 each, and the public paper is written from the draw: the method paragraph is the case's fixed
-opening followed, in a drawn order, by sentences in varied surface forms (`wording`): one that
-says the study used its technique, each original control, and each required element with a
-chance the difficulty sets (`LEVELS`); one that says it did not use some of the other candidates; and
-mentions of some candidates that say nothing about this study. The key finding states the drawn
-sample size and number. Every sentence comes with the `Fact`s it states (`Study.facts`), so the
+opening followed, in a drawn order, by sentences in the wording of the case's split (`wording`):
+one that says the study used its technique, each original control, and each required element
+with a chance the difficulty sets (`LEVELS`); one that says it did not use some of the other
+candidates; and mentions of some candidates that say nothing about this study. Some neighbours
+of one kind are said together, in one sentence or two. The key finding states the drawn sample
+size and number. Every sentence comes with the `Fact`s it states (`Study.facts`), so the
 public-information ceiling is exact. A careful reader recovers most of what the judge's fidelity
 rewards, while remembering a title recovers nothing that changes from pack to pack. Nothing
 public is read off the hidden spec: both come from the draw.
@@ -61,7 +62,7 @@ class Study:
     sample_size: int
     target: str  # the headline number as the paper prints it
     paper: Paper
-    facts: tuple[Fact, ...]  # what each sentence of the method states, in the paper's order
+    facts: tuple[Fact, ...]  # what each sentence (or pair) of the method states of each candidate, in order
     hypothesis: str
     success_criteria: tuple[str, ...]
     reference: HiddenReferenceSpec
