@@ -1,9 +1,8 @@
 """ReplicaLab as a verifiers multi-turn environment, evaluated through an OpenAI-compatible client.
 
-Each rollout is one episode: the model plays the Scientist, the grounded Lab Manager answers, and
-the rubric pays the Scientist's return. The "server" is an in-process stand-in (an httpx
-transport with a scripted model) so the example runs offline; point `AsyncOpenAI(base_url=...)`
-at vLLM, Ollama or any OpenAI-compatible server instead.
+Each rollout is one episode: the model plays the Scientist, the grounded Lab Manager answers, the
+rubric pays the Scientist's return. The "server" is a scripted model behind an httpx transport, so
+it runs offline; point `AsyncOpenAI(base_url=...)` at vLLM, Ollama or any OpenAI-compatible server.
 Run: pip install -e '.[verifiers]' && python examples/06_verifiers_env.py
 """
 
@@ -15,6 +14,8 @@ import openai
 import verifiers as vf
 
 from replicalab.envs.verifiers_env import load_environment
+from replicalab.reading import addresses
+from replicalab.text import stated_without_denial
 
 PLAN = {
     "action_type": "propose_protocol",
@@ -22,21 +23,22 @@ PLAN = {
     "duration_days": 3,
     "technique": "independent re-run of the published method",
     "controls": ["baseline comparison"],  # the scenario's required review is added from the prompt
-    "rationale": "Smallest plan that still tests the claim.",
 }
 
 
 def scripted_model(request: httpx.Request) -> httpx.Response:
-    """Proposes PLAN, and accepts once the Lab Manager agrees to it or to a passing revision."""
+    """Proposes PLAN with the elements the method names undenied; accepts once the lab agrees."""
     body = json.loads(request.content)
     latest = body["messages"][-1]["content"]
     agreed = "lab_manager (accept)" in latest or "The revised plan passes every check." in latest
-    brief = body["messages"][0]["content"]  # the review to name and the items the method needs
+    brief = "\n".join(m["content"] for m in body["messages"])  # the paper, the review, the items
+    method, listed = (re.search(rf"^{key}: (.*)$", brief, re.M).group(1) for key in ("Method", "- elements"))
     review = re.search(r'required_review: .*\(term: "(.+?)"\)', brief)
     needs = re.findall(r"^- (.+?) \[(equipment|reagent)\]: .*\(essential\)$", brief, re.M)
     plan = {**PLAN, "controls": [*PLAN["controls"], review.group(1) if review else "independent review"]}
     plan["required_equipment"] = [name for name, kind in needs if kind == "equipment"]
     plan["required_reagents"] = [name for name, kind in needs if kind == "reagent"]
+    plan["rationale"] = addresses([e for e in listed.split(" | ") if stated_without_denial(e, method)])
     text = json.dumps({"action_type": "accept"} if agreed else plan)
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
     reply = {"id": "1", "object": "chat.completion", "created": 0, "model": body["model"]}

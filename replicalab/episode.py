@@ -30,6 +30,8 @@ from operator import lt, ne
 from typing import Any
 
 from replicalab.judge import build_reward_breakdown
+from replicalab.judge.facts import CaseFacts
+from replicalab.judge.stated import stated_facts
 from replicalab.lab.answers import answer_questions, topics_asked
 from replicalab.lab.counter_proposal import suggest_alternative
 from replicalab.lab.feasibility import check_feasibility
@@ -48,7 +50,7 @@ from replicalab.models import (
     ScientistObservation,
     StepRecord,
     Verdict,
-    unused_rounds,
+    saved_rounds,
 )
 from replicalab.moves import (
     AGENTS,
@@ -152,6 +154,7 @@ class Episode:
         self._previous: dict[str, ScientistAction | LabManagerAction] = {}
         self._suggested_check: FeasibilityCheckResult | None = None  # of its last suggestion
         self._phi = 0.0
+        self._stated: CaseFacts | None = None  # what the paper states, read once for the potential
 
     # ------------------------------------------------------------------ views
 
@@ -305,6 +308,12 @@ class Episode:
         self._previous[agent] = action
         return previous is not None and previous.action_type == action.action_type and previous == action
 
+    def _stated_facts(self) -> CaseFacts | None:
+        """What the paper states, read on the first proposal under a potential that scores it."""
+        if self._stated is None and self.reward_config.potential == "stated_total":
+            self._stated = stated_facts(self.scenario)
+        return self._stated
+
     def _scientist_move(self, action: ScientistAction) -> Transition:
         kind = action.action_type
         repeated = self._repeats(SCIENTIST, action)
@@ -323,7 +332,7 @@ class Episode:
         self.protocol = protocol
         phi_before, self._phi = (
             self._phi,
-            potential(self.reward_config, protocol, self.scenario, check),
+            potential(self.reward_config, protocol, self.scenario, check, self._stated_facts()),
         )
         known = self.scenario.resource_by_name
         requested = [*protocol.required_equipment, *protocol.required_reagents]
@@ -384,7 +393,6 @@ class Episode:
             self.scenario,
             check,
             rounds_used=self.round_number,
-            max_rounds=self.max_rounds,
         )
         last = self.last_lab_action
         adopted = consent is not None and last is not None and last.suggested_protocol is not None
@@ -398,7 +406,7 @@ class Episode:
             verdict=self.verdict,
             breakdown=self.breakdown,
             phi_after=self._phi,
-            unused_rounds=unused_rounds(self.round_number, self.max_rounds),
+            saved_rounds=saved_rounds(self.round_number),
         )
 
     def _check_of_suggestion(self, suggested: Protocol, grounded: _Grounded) -> FeasibilityCheckResult:

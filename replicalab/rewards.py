@@ -18,9 +18,12 @@ Conventions
   `no_agreement`, and the Scientist, who accepted over an objection, also
   `accept_without_consent` (not for `accept_infeasible`: the Lab Manager consented, to a plan
   that fails a check).
-- Judge reward: `judge_scale · (10 · r^a · f^b · i^c · p^d + bonuses - Σ penalties)` with the
-  exponents of `judge_exponents`, where bonuses = `all_checks_bonus + efficiency_bonus · unused
-  rounds` if the judge's breakdown earned its all-checks bonus, else 0. The breakdown itself is
+- Judge reward: `judge_scale · (base + bonuses - Σ penalties)` with `base = 10 · r^a · f^b · i^c
+  · p^d` (the exponents of `judge_exponents`), where bonuses = `(all_checks_bonus +
+  efficiency_bonus · saved rounds) · base / 10` if the judge's breakdown earned its all-checks
+  bonus, else 0: like the judge's own, they scale with the plan's score, so a feasible plan that
+  tests nothing earns nothing, and the saved rounds are counted in a fixed window
+  (`saved_rounds`), so they do not grow with the round limit. The breakdown itself is
   always the judge's own (its bonuses at the judge's amounts), so its `total`, the score a table
   reports, does not depend on the config: a config prices only the return. All exponents 1,
   scale 1 and the judge's bonus amounts give `compute_total_reward`; an exponent of 0 drops that
@@ -41,7 +44,10 @@ Conventions
   that answer (the AEC env pays both through its next `last()`, the Gymnasium env in one step).
   A Scientist turn pays `F = gamma·Φ(s') - Φ(s)`; a Lab Manager turn takes no step of the
   Scientist's clock, so it pays `gamma·(Φ(s') - Φ(s))`, which is 0 unless it ends the episode
-  (Φ depends only on the protocol on the table, which only the Scientist changes). Φ of a
+  (Φ depends only on the protocol on the table, which only the Scientist changes). Φ reads only
+  what the Scientist could know (the `stated_total` potential scores the plan against the study
+  its paper states, `replicalab.judge.stated`), so no step reward tells it more about the hidden
+  study than the paper does; only the terminal judge reward reads the hidden study. Φ of a
   terminal state is 0 under `terminal_potential="zero"` (default; it leaves optimal policies
   unchanged) and Φ of its protocol under `"value"`. So over the K Scientist decisions of any
   episode, however it ends, `Σ_j gamma^j·F_j = gamma^K·Φ(s_K) - Φ(s_0)`, where `F_j` is the
@@ -65,9 +71,12 @@ from replicalab.judge import (
     ALL_CHECKS,
     BASE_SCALE,
     EFFICIENCY_BONUS,
-    build_reward_breakdown,
+    breakdown_against,
     feasibility_score,
 )
+from replicalab.judge.facts import CaseFacts
+from replicalab.judge.stated import stated_facts
+from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     FeasibilityCheckResult,
     JudgeExponents,
@@ -118,7 +127,7 @@ PRESETS: dict[str, RewardConfig] = {
     ),
 }
 PRESETS["potential"] = PRESETS["default"].model_copy(
-    update={"name": "potential", "potential": "judge_total", "gamma": 0.99}
+    update={"name": "potential", "potential": "stated_total", "gamma": 0.99}
 )
 
 
@@ -178,11 +187,11 @@ class Transition:
     terminal: bool = False
     verdict: Verdict | None = None  # set exactly when terminal
     breakdown: RewardBreakdown | None = None  # the judge on the agreed protocol
-    unused_rounds: int = 0  # rounds left at agreement (`efficiency_bonus`)
+    saved_rounds: int = 0  # rounds the agreement saved (`efficiency_bonus`, `saved_rounds`)
 
     def __post_init__(self) -> None:
-        if min(self.hallucinated_items, self.misreported_flags, self.unused_rounds) < 0:
-            for name in ("hallucinated_items", "misreported_flags", "unused_rounds"):
+        if min(self.hallucinated_items, self.misreported_flags, self.saved_rounds) < 0:
+            for name in ("hallucinated_items", "misreported_flags", "saved_rounds"):
                 if getattr(self, name) < 0:
                     raise ValueError(f"{name}: must be non-negative, got {getattr(self, name)}")
         if self.terminal != (self.verdict is not None):
@@ -191,9 +200,10 @@ class Transition:
             raise ValueError("breakdown: an agreement needs the judge's breakdown")
 
 
-def judge_reward(config: RewardConfig, breakdown: RewardBreakdown, unused_rounds: int = 0) -> float:
+def judge_reward(config: RewardConfig, breakdown: RewardBreakdown, saved_rounds: int = 0) -> float:
     """The terminal reward for the judge's `breakdown` under `config`: its exponents, scale and
-    bonus amounts (the bonuses paid where the judge earned its all-checks bonus)."""
+    bonus amounts (the bonuses paid where the judge earned its all-checks bonus, in proportion to
+    the base this config pays)."""
     e = config.judge_exponents
     b = breakdown
     base = BASE_SCALE * (
@@ -204,7 +214,7 @@ def judge_reward(config: RewardConfig, breakdown: RewardBreakdown, unused_rounds
     )
     bonuses = 0.0
     if ALL_CHECKS in b.bonuses:
-        bonuses = config.all_checks_bonus + config.efficiency_bonus * unused_rounds
+        bonuses = (config.all_checks_bonus + config.efficiency_bonus * saved_rounds) * base / BASE_SCALE
     extras = bonuses - sum(b.penalties.values())
     return config.judge_scale * (base + extras)
 
@@ -214,18 +224,24 @@ def potential(
     protocol: Protocol | None,
     scenario: NormalizedScenarioPack,
     check: FeasibilityCheckResult | None = None,
+    stated: CaseFacts | None = None,
 ) -> float:
     """Φ of a state whose protocol on the table is `protocol` (0 when there is none).
 
-    `judge_total`: the judge reward the protocol would earn if agreed now (no efficiency bonus);
-    `feasibility`: the judge's feasibility score of it, in [0, 1]. `check`, when given, must be
-    the grounded check of `protocol` (it saves recomputing it).
+    `stated_total`: the judge reward the protocol would earn if agreed now (no efficiency bonus)
+    were the study the one its paper states (`stated_facts`): a function of the paper, the lab's
+    brief and check, and the public candidate lists, never of the hidden study. `feasibility`:
+    the judge's feasibility score of it, in [0, 1]. `check` and `stated`, when given, must be the
+    grounded check of `protocol` and `stated_facts(scenario)` (they save recomputing them).
     """
     if config.potential == "none" or protocol is None:
         return 0.0
+    if check is None:
+        check = check_feasibility(protocol, scenario)
     if config.potential == "feasibility":
         return feasibility_score(protocol, scenario, check)
-    return judge_reward(config, build_reward_breakdown(protocol, scenario, check))
+    facts = stated if stated is not None else stated_facts(scenario)
+    return judge_reward(config, breakdown_against(protocol, facts, check))
 
 
 def shaping(config: RewardConfig, transition: Transition) -> float:
@@ -270,7 +286,7 @@ def reward_components(config: RewardConfig, transition: Transition) -> dict[str,
             scientist["shaping"] = value
     verdict = t.verdict
     if verdict == "agreement" and t.breakdown is not None:
-        value = judge_reward(config, t.breakdown, t.unused_rounds)
+        value = judge_reward(config, t.breakdown, t.saved_rounds)
         if value:
             scientist["judge"] = lab_manager["judge"] = value
     elif verdict in _NO_AGREEMENT:

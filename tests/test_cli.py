@@ -40,14 +40,14 @@ def _row(output: str, label: str) -> list[str]:
 
 
 def test_evaluate_prints_a_table_per_cell_with_regret(runner: CliRunner) -> None:
-    out = _ok(runner, "evaluate", *TINY, "--wide")
-    assert "baseline vs grounded · reward default" in out
+    out = _ok(runner, "evaluate", *TINY, "--scientist", "reader", "--wide")
+    assert "reader vs grounded · reward default" in out
     assert "1 template × 2 difficulties × 2 seeds = 4 episodes" in out
     for label in ("ml_benchmark/easy", "ml_benchmark/hard"):
         cells = _row(out, label)
         assert cells[0] == label and cells[1] == "2"
     overall = _row(out, "overall")
-    assert overall[1] == "4" and overall[4] == "100%"  # the baseline agrees on these seeds
+    assert overall[1] == "4" and overall[4] == "100%"  # the reader agrees on these seeds
     assert float(overall[-2]) > 0 and 0 < float(overall[-1]) < 1  # regret, normalised score
     assert "oracle mean score" in out
 

@@ -37,7 +37,7 @@ def test_accept_with_consent_is_an_agreement_paid_to_both(template: str, difficu
     assert ep.terminated and not ep.truncated and ep.verdict == "agreement"
     assert ep.final_protocol == good_plan(pack)
     assert ep.breakdown is not None
-    paid = judge_reward(ep.reward_config, ep.breakdown, unused_rounds=3)  # six rounds, three free
+    paid = judge_reward(ep.reward_config, ep.breakdown, saved_rounds=3)  # agreed in the free rounds
     assert paid > 0 and paid == pytest.approx(ep.breakdown.total, abs=1e-12)  # priced as the judge does
     assert outcome.components[SCIENTIST]["judge"] == outcome.components[LAB_MANAGER]["judge"] == paid
     assert outcome.rewards[SCIENTIST] == outcome.rewards[LAB_MANAGER] == paid
@@ -98,9 +98,7 @@ def test_accepting_the_grounded_suggestion_adopts_it() -> None:
     assert ep.verdict == "agreement"
     assert ep.final_protocol == suggested
     assert ep.protocol == long_plan  # the table keeps the Scientist's own last proposal
-    expected = build_reward_breakdown(
-        suggested, PACK, check_feasibility(suggested, PACK), rounds_used=2, max_rounds=6
-    )
+    expected = build_reward_breakdown(suggested, PACK, check_feasibility(suggested, PACK), rounds_used=2)
     assert ep.breakdown == expected
     assert ep.to_log().final_protocol == suggested
     assert ep.transcript[-1].message == "Accepts the suggested protocol."
@@ -113,7 +111,7 @@ def test_accepting_a_learned_suggestion_scores_that_protocol() -> None:
     ep.step(stance(ep, LabManagerActionType.SUGGEST_ALTERNATIVE, suggested=own))
     ep.step(ACCEPT)
     assert ep.verdict == "agreement" and ep.final_protocol == own
-    assert ep.breakdown == build_reward_breakdown(own, PACK, rounds_used=2, max_rounds=6)
+    assert ep.breakdown == build_reward_breakdown(own, PACK, rounds_used=2)
 
 
 # --------------------------------------------------------------------------- legality

@@ -14,6 +14,9 @@ import pytest
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.judge import (
+    ALL_CHECKS,
+    ALL_CHECKS_BONUS,
+    BASE_SCALE,
     EFFICIENCY_BONUS,
     build_reward_breakdown,
     compute_total_reward,
@@ -24,7 +27,7 @@ from replicalab.judge import (
     rigor_score,
 )
 from replicalab.lab.feasibility import check_feasibility
-from replicalab.models import Protocol, RewardBreakdown
+from replicalab.models import FREE_ROUNDS, PAID_ROUNDS, Protocol, RewardBreakdown
 from replicalab.prices import estimate_protocol_cost
 from replicalab.scenarios import generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -115,7 +118,7 @@ def test_degenerate_protocols_total_zero_without_bonus() -> None:
         good.model_copy(update={"technique": "the of and"}),
     ]
     for protocol in degenerate:
-        b = build_reward_breakdown(protocol, pack, rounds_used=1, max_rounds=6)
+        b = build_reward_breakdown(protocol, pack, rounds_used=1)
         assert b.rigor == 0.0
         assert b.bonuses == {} and b.penalties == {}
         assert compute_total_reward(b) == 0.0 == b.total
@@ -125,10 +128,10 @@ def test_degenerate_protocols_total_zero_without_bonus() -> None:
 
 
 @pytest.mark.parametrize("mode", ["appended", "replaced"])
-def test_keyword_stuffing_scores_below_the_honest_baseline(mode: str) -> None:
+def test_keyword_stuffing_scores_below_the_honest_plan(mode: str) -> None:
     below = trials = 0
     for pack, _ in packs(100):
-        honest = baseline_plan(pack)
+        honest = good_plan(pack)
         pasted = " ".join(visible_texts(pack))
         rationale = f"{honest.rationale} {pasted}" if mode == "appended" else pasted
         stuffed = honest.model_copy(update={"rationale": rationale})
@@ -240,9 +243,9 @@ def test_violating_a_hard_constraint_never_raises_the_total() -> None:
     checked = 0
     for pack, _ in packs(25):
         for plan in (good_plan(pack), baseline_plan(pack)):
-            if not check_feasibility(plan, pack).feasible:
-                continue
             total = _total(plan, pack)
+            if not check_feasibility(plan, pack).feasible or total == 0.0:
+                continue  # a plan that earns nothing (it tests nothing of the study) has nothing to lose
             for broken in _violations(pack, plan):
                 assert not check_feasibility(broken, pack).feasible, broken
                 assert _total(broken, pack) <= total, (pack.scenario_id, broken)
@@ -314,16 +317,44 @@ def test_good_plan_beats_awful_plan_on_every_axis() -> None:
 def test_efficiency_bonus_only_for_feasible_plans() -> None:
     pack = generate_scenario(9, "finance_trading", "hard")
     good = good_plan(pack)
-    b = build_reward_breakdown(good, pack, rounds_used=2, max_rounds=6)
-    assert b.bonuses["efficiency"] == pytest.approx(3 * EFFICIENCY_BONUS)  # three rounds are free
-    asked = build_reward_breakdown(good, pack, rounds_used=3, max_rounds=6)
+    b = build_reward_breakdown(good, pack, rounds_used=2)
+    quality = b.base / BASE_SCALE
+    assert b.bonuses["efficiency"] == pytest.approx(3 * EFFICIENCY_BONUS * quality)  # three rounds are free
+    asked = build_reward_breakdown(good, pack, rounds_used=3)
     assert asked.bonuses["efficiency"] == b.bonuses["efficiency"]  # a question costs no bonus
-    one_more = build_reward_breakdown(good, pack, rounds_used=4, max_rounds=6)
-    assert one_more.bonuses["efficiency"] == pytest.approx(2 * EFFICIENCY_BONUS)
-    all_used = build_reward_breakdown(good, pack, rounds_used=6, max_rounds=6)
-    assert "efficiency" not in all_used.bonuses
+    one_more = build_reward_breakdown(good, pack, rounds_used=4)
+    assert one_more.bonuses["efficiency"] == pytest.approx(2 * EFFICIENCY_BONUS * quality)
+    window_spent = build_reward_breakdown(good, pack, rounds_used=FREE_ROUNDS + PAID_ROUNDS)
+    assert "efficiency" not in window_spent.bonuses
     late = good.model_copy(update={"duration_days": pack.lab.time_limit_days + 1})
-    assert build_reward_breakdown(late, pack, rounds_used=1, max_rounds=6).bonuses == {}
+    assert build_reward_breakdown(late, pack, rounds_used=1).bonuses == {}
+
+
+def test_bonuses_scale_with_the_plans_base_and_not_with_the_round_limit() -> None:
+    """A feasible plan is paid its bonuses in proportion to its base, so one that tests little
+    earns little; the efficiency bonus reads only the rounds used, never the round limit."""
+    for pack, _ in packs(6):
+        good = build_reward_breakdown(good_plan(pack), pack, rounds_used=2)
+        if ALL_CHECKS not in good.bonuses:
+            continue
+        quality = good.base / BASE_SCALE
+        assert good.bonuses[ALL_CHECKS] == pytest.approx(ALL_CHECKS_BONUS * quality)
+        assert good.bonuses["efficiency"] == pytest.approx(EFFICIENCY_BONUS * PAID_ROUNDS * quality)
+        assert good.total == pytest.approx(good.base * (1 + (ALL_CHECKS_BONUS + 0.75) / BASE_SCALE))
+
+
+def test_a_plan_that_addresses_none_of_the_study_earns_nothing() -> None:
+    """The baseline's technique and items with generic controls and no element: feasible, yet it
+    tests nothing of the study, so fidelity is 0 and so are the base and both bonuses."""
+    for pack, _ in packs(3):
+        good = good_plan(pack)
+        generic = [c.term for c in pack.constraints if c.kind == "required_review" and c.term]
+        nothing = good.model_copy(
+            update={"controls": [*generic, "a placeholder check"], "rationale": "A plan."}
+        )
+        b = build_reward_breakdown(nothing, pack, rounds_used=2)
+        assert b.fidelity == 0.0 and b.total == 0.0 and b.bonuses == {}, pack.scenario_id
+        assert build_reward_breakdown(good, pack, rounds_used=2).fidelity > 0.5
 
 
 def test_facts_are_cached_per_pack_object_not_per_id() -> None:
@@ -351,7 +382,7 @@ def test_explain_names_every_component() -> None:
     assert f"{compute_total_reward(b):.3f}" in text
     for note in b.notes:
         assert note in text
-    good = build_reward_breakdown(good_plan(pack), pack, rounds_used=3, max_rounds=6)
+    good = build_reward_breakdown(good_plan(pack), pack, rounds_used=3)
     for name, value in good.bonuses.items():
         assert f"{name}  +{value:.3f}" in explain(good)
 

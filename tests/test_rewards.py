@@ -68,7 +68,7 @@ def test_presets_differ_as_documented() -> None:
     assert sparse.penalties == Penalties() and sparse.efficiency_bonus == 0.0
     assert sparse.potential == "none" and default.potential == "none"
     assert all(value > 0 for value in default.penalties.model_dump().values())
-    assert shaped.potential == "judge_total"
+    assert shaped.potential == "stated_total"
     assert shaped.model_dump(exclude={"name", "potential", "gamma"}) == default.model_dump(
         exclude={"name", "potential", "gamma"}
     )
@@ -182,8 +182,8 @@ def test_transition_ending_must_be_consistent() -> None:
 def test_transition_counts_are_non_negative_and_frozen() -> None:
     with pytest.raises(ValueError, match="misreported_flags: must be non-negative, got -1"):
         Transition(agent="lab_manager", misreported_flags=-1)
-    with pytest.raises(ValueError, match="unused_rounds"):
-        _scientist(unused_rounds=-2)
+    with pytest.raises(ValueError, match="saved_rounds"):
+        _scientist(saved_rounds=-2)
     with pytest.raises(FrozenInstanceError):
         _scientist().stalled = True  # type: ignore[misc]
 
@@ -254,7 +254,7 @@ def _episode_transitions(
     return transitions, phis
 
 
-@pytest.mark.parametrize("kind", ["judge_total", "feasibility"])
+@pytest.mark.parametrize("kind", ["stated_total", "feasibility"])
 @pytest.mark.parametrize("gamma", [1.0, 0.9])
 @pytest.mark.parametrize("terminal", ["zero", "value"])
 def test_shaping_telescopes(kind: str, gamma: float, terminal: str) -> None:

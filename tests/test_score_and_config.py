@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from replicalab.baselines.evaluation.runner import Grid, Settings, play_episode, run_grid
+from replicalab.baselines.policies.probes import PublicReaderScientist
 from replicalab.baselines.policies.seats import BaselineScientist, GroundedLabManager
 from replicalab.baselines.training.compare_rewards import compare_rewards
 from replicalab.judge import compute_total_reward
-from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig, unused_rounds
+from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig, saved_rounds
 from replicalab.moves import SCIENTIST
 from replicalab.rewards import get_preset
 from replicalab.scenarios import ScenarioKey
@@ -36,7 +37,7 @@ def test_the_judges_score_is_the_same_under_every_reward_config() -> None:
     agreed = 0
     for cell in _cells():
         logs = [
-            play_episode(cell, BaselineScientist(), GroundedLabManager(), Settings(reward_config=c))
+            play_episode(cell, PublicReaderScientist(), GroundedLabManager(), Settings(reward_config=c))
             for c in configs
         ]
         assert len({log.verdict for log in logs}) == 1  # the same game under every config
@@ -47,19 +48,20 @@ def test_the_judges_score_is_the_same_under_every_reward_config() -> None:
         default = logs[1]
         b = default.reward_breakdown
         assert b is not None and b.total == compute_total_reward(b)
-        unused = unused_rounds(default.rounds_used, default.max_rounds)
+        saved = saved_rounds(default.rounds_used)
         judge = [log.steps[-1].reward_components[SCIENTIST]["judge"] for log in logs]
         assert judge[1] == judge[2] == pytest.approx(b.total, abs=1e-12)  # priced as the judge does
-        assert judge[0] == pytest.approx(b.total - 0.25 * unused, abs=1e-12)  # sparse: no efficiency
+        # sparse: no efficiency bonus; every bonus in proportion to the base the config pays
+        assert judge[0] == pytest.approx(b.total - 0.25 * saved * b.base / 10, abs=1e-12)
         base = 10 * b.rigor**2 * b.feasibility * b.fidelity * b.parsimony**0.5
-        assert judge[3] == pytest.approx(0.5 * (base + 3.0 + 0.1 * unused), abs=1e-12)
+        assert judge[3] == pytest.approx(0.5 * base * (1 + (3.0 + 0.1 * saved) / 10), abs=1e-12)
     assert agreed >= 10
 
 
 def test_compare_rewards_reports_one_score_per_policy() -> None:
     grid = Grid.of(["ml_benchmark"], None, 2)
     rows = compare_rewards(
-        grid, {"baseline": BaselineScientist}, [get_preset("sparse"), get_preset("default")]
+        grid, {"reader": PublicReaderScientist}, [get_preset("sparse"), get_preset("default")]
     )
     assert rows[0].score == rows[1].score > 0
     assert rows[0].returns.mean != rows[1].returns.mean

@@ -29,7 +29,7 @@ from replicalab.models import (
     Protocol,
     ScientistAction,
     ScientistActionType,
-    unused_rounds,
+    saved_rounds,
 )
 from replicalab.prices import estimate_protocol_cost
 from replicalab.rewards import RewardConfig, judge_reward
@@ -129,7 +129,7 @@ class OracleScientist:
         self.ask = ask
         if ask:
             self.name = "oracle-asks"
-        self._for: tuple[NormalizedScenarioPack, RewardConfig, int] | None = None
+        self._for: tuple[NormalizedScenarioPack, RewardConfig] | None = None
         self._plan: Protocol | None = None
 
     def reset(self, seed: int) -> None:
@@ -157,20 +157,16 @@ class OracleScientist:
             or cached is None
             or cached[0] is not episode.scenario
             or cached[1] is not episode.reward_config
-            or cached[2] != episode.max_rounds
         ):
-            self._for = (episode.scenario, episode.reward_config, episode.max_rounds)
+            self._for = (episode.scenario, episode.reward_config)
             self._plan = best_protocol(
-                episode.scenario,
-                episode.reward_config,
-                rounds_used=episode.round_number + 1,
-                max_rounds=episode.max_rounds,
+                episode.scenario, episode.reward_config, rounds_used=episode.round_number + 1
             )
         return self._plan
 
 
 def best_protocol(
-    scenario: NormalizedScenarioPack, config: RewardConfig, *, rounds_used: int = 2, max_rounds: int = 6
+    scenario: NormalizedScenarioPack, config: RewardConfig, *, rounds_used: int = 2
 ) -> Protocol:
     """The candidate with the highest judge reward under `config` (ties: the cheaper plan)."""
     facts = case_facts(scenario)
@@ -179,8 +175,7 @@ def best_protocol(
     def score(protocol: Protocol) -> tuple[float, float]:
         check = check_feasibility(protocol, scenario)
         breakdown = build_reward_breakdown(protocol, scenario, check)
-        unused = unused_rounds(rounds_used, max_rounds)
-        return judge_reward(config, breakdown, unused), -estimate_protocol_cost(
+        return judge_reward(config, breakdown, saved_rounds(rounds_used)), -estimate_protocol_cost(
             protocol, rates=scenario.lab.rates
         )
 

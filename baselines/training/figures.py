@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from replicalab.judge.breakdown import BASE_SCALE
-from replicalab.models import ALL_CHECKS_BONUS, EFFICIENCY_BONUS, unused_rounds
-from replicalab.scenarios import DEFAULT_MAX_ROUNDS
+from replicalab.models import ALL_CHECKS_BONUS, EFFICIENCY_BONUS, saved_rounds
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -18,18 +17,18 @@ if TYPE_CHECKING:
 Point = tuple[int, float, float]
 
 
-def score_range(max_rounds: int = DEFAULT_MAX_ROUNDS) -> tuple[float, float]:
+def score_range() -> tuple[float, float]:
     """The judge's score runs from 0 (no agreement, or a degenerate plan) to a perfect plan's
-    base plus both bonuses, agreed in as few rounds as the efficiency bonus allows."""
-    best = BASE_SCALE + ALL_CHECKS_BONUS + EFFICIENCY_BONUS * unused_rounds(0, max_rounds)
-    return 0.0, best
+    base plus both bonuses, agreed in as few rounds as the efficiency bonus allows (whatever the
+    round limit: the rounds it pays for are a fixed window)."""
+    return 0.0, BASE_SCALE + ALL_CHECKS_BONUS + EFFICIENCY_BONUS * saved_rounds(0)
 
 
-def return_range(returns: Sequence[float], max_rounds: int = DEFAULT_MAX_ROUNDS) -> tuple[float, float]:
+def return_range(returns: Sequence[float]) -> tuple[float, float]:
     """The return axis's range: the score's whole range, widened to every return drawn. Returns
     under most reward configs are of the score's size, and an axis fitted to a few points would
     blow their noise up into swings."""
-    low, high = score_range(max_rounds)
+    low, high = score_range()
     return min(low, *returns), max(high, *returns)
 
 

@@ -1,8 +1,9 @@
 """The deterministic judge: four scores, a total, and an explanation.
 
-    build_reward_breakdown(protocol, scenario, check=None, *, rounds_used, max_rounds)
+    build_reward_breakdown(protocol, scenario, check=None, *, rounds_used)
+    breakdown_against(protocol, facts, check, *, rounds_used)   # against a reading of the study
     compute_total_reward(breakdown) = 10 · rigor · feasibility · fidelity · parsimony
-                                      + Σ bonuses - Σ penalties
+                                      + Σ bonuses - Σ penalties   (bonuses ∝ base / 10)
     explain(breakdown) -> str
 
 Scores live in `scores`; what the judge reads off a pack (its bounds, the hidden reference's
@@ -13,6 +14,7 @@ words) in `facts`. The judge's bonuses and free rounds are values of the contrac
 from replicalab.judge.breakdown import (
     ALL_CHECKS,
     BASE_SCALE,
+    breakdown_against,
     build_reward_breakdown,
     compute_total_reward,
     explain,
@@ -28,6 +30,7 @@ __all__ = [
     "ALL_CHECKS_BONUS",
     "BASE_SCALE",
     "EFFICIENCY_BONUS",
+    "breakdown_against",
     "build_reward_breakdown",
     "compute_total_reward",
     "explain",

@@ -2,11 +2,14 @@
 
 `total = 10 · rigor · feasibility · fidelity · parsimony + Σ bonuses - Σ penalties`. The product
 means a plan must be good on every axis; a degenerate plan (rigor 0) totals exactly 0, because
-the bonuses are paid only to a plan that passes all seven checks and has a positive base:
+the bonuses are paid only to a plan that passes all seven checks and has a positive base, and
+each in proportion to the plan's base (`base / 10`), so a feasible plan that tests little of the
+study is paid little, however quickly it agreed:
 
 - `all_checks_pass`: the Lab Manager's check passes every dimension.
-- `efficiency`: per round left unused at agreement beyond the `FREE_ROUNDS` an agreement may take
-  (when the caller says how many were used).
+- `efficiency`: per round saved of the `PAID_ROUNDS` after the `FREE_ROUNDS` an agreement may
+  take (when the caller says how many were used). The window is fixed, so the bonus does not
+  grow with the round limit.
 
 The judge has no penalties of its own (soft-constraint warnings are already a deduction inside
 feasibility, and counting them twice would make them loom larger than a failed check); the
@@ -19,7 +22,7 @@ the return (`replicalab.rewards.judge_reward`), reading from a breakdown whether
 from __future__ import annotations
 
 from replicalab.judge import scores
-from replicalab.judge.facts import case_facts
+from replicalab.judge.facts import CaseFacts, case_facts
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     ALL_CHECKS_BONUS,
@@ -27,7 +30,7 @@ from replicalab.models import (
     FeasibilityCheckResult,
     Protocol,
     RewardBreakdown,
-    unused_rounds,
+    saved_rounds,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
 
@@ -64,14 +67,20 @@ def build_reward_breakdown(
     check: FeasibilityCheckResult | None = None,
     *,
     rounds_used: int | None = None,
-    max_rounds: int | None = None,
 ) -> RewardBreakdown:
     """Score `protocol` in `scenario`; `check` must be the Lab Manager's check of this protocol
-    (computed here when not given, with the same result). The efficiency bonus needs both
-    `rounds_used` and `max_rounds`."""
+    (computed here when not given, with the same result). The efficiency bonus needs
+    `rounds_used`."""
     if check is None:
         check = check_feasibility(protocol, scenario)
-    facts = case_facts(scenario)
+    return breakdown_against(protocol, case_facts(scenario), check, rounds_used=rounds_used)
+
+
+def breakdown_against(
+    protocol: Protocol, facts: CaseFacts, check: FeasibilityCheckResult, *, rounds_used: int | None = None
+) -> RewardBreakdown:
+    """The breakdown of `protocol` scored against `facts` (the pack's `case_facts`, or a reading
+    of the study that stands in for them), with `check` its grounded check."""
     plan = scores.plan_of(protocol)
     wording = scores.wording_of(plan, facts)
     r, rigor_notes = scores.rigor(plan, facts, wording)
@@ -82,11 +91,11 @@ def build_reward_breakdown(
     base = BASE_SCALE * r * f * fi * p
     bonuses: dict[str, float] = {}
     if base > 0.0 and check.feasible:
-        bonuses[ALL_CHECKS] = ALL_CHECKS_BONUS
-        if rounds_used is not None and max_rounds is not None:
-            unused = unused_rounds(rounds_used, max_rounds)
-            if unused:
-                bonuses[EFFICIENCY] = EFFICIENCY_BONUS * unused
+        quality = base / BASE_SCALE
+        bonuses[ALL_CHECKS] = ALL_CHECKS_BONUS * quality
+        saved = 0 if rounds_used is None else saved_rounds(rounds_used)
+        if saved:
+            bonuses[EFFICIENCY] = EFFICIENCY_BONUS * saved * quality
     return RewardBreakdown(
         rigor=r,
         feasibility=f,

@@ -60,7 +60,7 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
     essentials = tuple(map(_allowed, pack.essentials))
     return CaseFacts(
         min_samples=min_samples,
-        reference_samples=float(reference.sample_size or _REFERENCE_SCALE * min_samples),
+        reference_samples=reference_samples(reference.sample_size, min_samples),
         min_controls=min_controls,
         reviews=pack.terms.get("required_review", ()),
         adequate_days=adequate_days,
@@ -77,6 +77,12 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
             content_words(t) for t in pack.candidates.techniques if t != reference.technique
         ),
     )
+
+
+def reference_samples(reported: int | None, min_samples: int) -> float:
+    """Where the sample-size credit saturates: the study's `reported` n, or, when none is known
+    (0), `_REFERENCE_SCALE` times the minimum."""
+    return float(reported or _REFERENCE_SCALE * min_samples)
 
 
 def _numbers(

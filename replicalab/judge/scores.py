@@ -17,6 +17,11 @@ cheap ways to look good do not pay:
   parsimony prices every word over the budget and every padded control. The technique earns
   the share of the case's technique words in its window, so pasting the method paragraph there
   does not pay either. Flexible elements are not read at all: changing them costs nothing.
+- Fidelity's technique and item credit count in proportion to the share of the study the plan
+  addresses (its element and original-control credit, by their weights): the baseline's method
+  and items are there for the asking, and a plan that names them but addresses none of the
+  study's elements or controls tests nothing of it, so it earns nothing (and no bonus: the
+  judge pays bonuses in proportion to the base).
 - Fidelity also charges, against the elements' credit, every candidate element the study did
   not use that the plan addresses (`DISTRACTOR_PENALTY`, one element's full credit), and likewise
   every candidate control the study did not run against the original-controls credit, and every
@@ -236,8 +241,12 @@ def fidelity(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Sc
     if item_credit < 1.0:
         notes += (f"fidelity: {met} of {len(essentials)} needed items (or substitutes)",)
     we, wt, wc, wi = _FIDELITY_WEIGHTS
-    score = we * wording.elements + wt * wording.technique_credit + wc * wording.original_controls
-    return score + wi * item_credit, notes
+    study = we * wording.elements + wc * wording.original_controls
+    # the method and the items count only as far as the plan addresses the study
+    addressed = study / (we + wc)
+    if addressed < 1.0:
+        notes += (f"fidelity: technique and items count at {addressed:.0%}, the study's share addressed",)
+    return study + addressed * (wt * wording.technique_credit + wi * item_credit), notes
 
 
 def _text_fidelity(

@@ -67,9 +67,10 @@ from replicalab.models.judge_values import (
     ALL_CHECKS_BONUS,
     EFFICIENCY_BONUS,
     FREE_ROUNDS,
+    PAID_ROUNDS,
     RewardBreakdown,
     Verdict,
-    unused_rounds,
+    saved_rounds,
 )
 from replicalab.models.log import (
     EpisodeLog,
@@ -103,6 +104,7 @@ __all__ = [
     "MAX_SAMPLE_SIZE",
     "MAX_STAFF",
     "MAX_TEXT_CHARS",
+    "PAID_ROUNDS",
     "PROTOCOL_PAYLOAD_FIELDS",
     "AlternativeSuggestion",
     "Candidates",
@@ -146,5 +148,5 @@ __all__ = [
     "Verdict",
     "check_budget",
     "clip_text",
-    "unused_rounds",
+    "saved_rounds",
 ]

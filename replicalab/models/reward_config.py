@@ -9,7 +9,9 @@ from pydantic import Field
 from replicalab.models.base import Contract, NonEmptyStr
 from replicalab.models.judge_values import ALL_CHECKS_BONUS
 
-PotentialKind = Literal["none", "judge_total", "feasibility"]
+PotentialKind = Literal["none", "stated_total", "feasibility"]
+"""What Φ reads (`replicalab.rewards.potential`): nothing, the judge's total against the study the
+paper states, or the lab's feasibility score; each a function of public information."""
 
 
 class JudgeExponents(Contract):
@@ -43,8 +45,8 @@ class RewardConfig(Contract):
     name: NonEmptyStr
     judge_scale: float = Field(default=1.0, ge=0.0)  # multiplies the terminal judge reward
     judge_exponents: JudgeExponents = Field(default_factory=JudgeExponents)
-    all_checks_bonus: float = Field(default=ALL_CHECKS_BONUS, ge=0.0)  # paid where the judge pays its own
-    efficiency_bonus: float = Field(default=0.0, ge=0.0)  # per unused round, likewise
+    all_checks_bonus: float = Field(default=ALL_CHECKS_BONUS, ge=0.0)  # x base / 10, as the judge
+    efficiency_bonus: float = Field(default=0.0, ge=0.0)  # per saved round (`saved_rounds`), likewise
     penalties: Penalties = Field(default_factory=Penalties)
     step_cost: float = Field(default=0.0, ge=0.0)  # charged to the acting agent every turn
     potential: PotentialKind = "none"

@@ -1,0 +1,182 @@
+"""No per-step reward reads the hidden study: the potential is a function of public information.
+
+Two packs that differ only in their hidden study (the elements, technique, controls and sample
+size the judge reads) have the same paper, brief, lab and candidate lists, so a Scientist cannot
+tell them apart; every reward an episode pays before its terminal judge reward, under every
+preset and potential, must then be the same in both. The terminal `judge` component is the one
+place the hidden study enters.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from benchmarks import reward_probe
+from replicalab.agents.lab_manager_policy import grounded_lab_response
+from replicalab.episode import Episode
+from replicalab.judge import build_reward_breakdown
+from replicalab.judge.stated import stated_facts
+from replicalab.models import Protocol, RewardConfig
+from replicalab.moves import SCIENTIST
+from replicalab.reading import addresses
+from replicalab.rewards import PRESETS, potential
+from replicalab.scenarios import NormalizedScenarioPack, generate_scenario
+from replicalab.scenarios.generator import paper_facts
+from tests.plans import ACCEPT, COMBOS, good_plan, propose
+
+CONFIGS = [
+    *PRESETS.values(),
+    *(
+        RewardConfig(name=f"{kind}-{terminal}", potential=kind, gamma=0.9, terminal_potential=terminal)
+        for kind in ("stated_total", "feasibility")
+        for terminal in ("zero", "value")
+    ),
+]
+
+
+def _subset(rng: np.random.Generator, names: list[str], least: int = 0) -> list[str]:
+    """A random subset of `names` (at least `least` of them), in their order."""
+    keep = rng.random(len(names)) < 0.5
+    if keep.sum() < least:
+        keep[rng.choice(len(names), least, replace=False)] = True
+    return [name for name, kept in zip(names, keep, strict=True) if kept]
+
+
+def _twin(pack: NormalizedScenarioPack, rng: np.random.Generator) -> NormalizedScenarioPack:
+    """`pack` with another hidden study that its paper could report: everything public kept."""
+    c = pack.candidates
+    hidden = pack.hidden_reference_spec.model_copy(
+        update={
+            "required_elements": _subset(rng, c.elements, 1),
+            "technique": c.techniques[int(rng.integers(len(c.techniques)))],
+            "original_controls": _subset(rng, c.controls, 1),
+            "sample_size": int(rng.integers(1, 200)),
+        }
+    )
+    return pack.model_copy(update={"hidden_reference_spec": hidden})
+
+
+def _candidate_plan(pack: NormalizedScenarioPack, rng: np.random.Generator) -> Protocol:
+    """The feasible plan of the case with random candidates claimed and a random sample size."""
+    c = pack.candidates
+    reviews = [k.term for k in pack.constraints if k.kind == "required_review" and k.term]
+    return good_plan(pack).model_copy(
+        update={
+            "technique": c.techniques[int(rng.integers(len(c.techniques)))],
+            "controls": [*_subset(rng, c.controls), *reviews],
+            "rationale": addresses(tuple(_subset(rng, c.elements))),
+            "sample_size": int(rng.integers(1, 60)),
+        }
+    )
+
+
+def _pack(index: int, seed: int) -> NormalizedScenarioPack:
+    template, difficulty = COMBOS[index]
+    return generate_scenario(seed, template, difficulty)
+
+
+packs = st.builds(_pack, st.integers(0, len(COMBOS) - 1), st.integers(0, 500))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pack=packs, seed=st.integers(0, 2**32 - 1))
+def test_the_potential_is_a_function_of_public_information(pack: NormalizedScenarioPack, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    twin = _twin(pack, rng)
+    assert _same_facts(pack, twin)
+    for _ in range(4):
+        plan = _candidate_plan(pack, rng)
+        for config in CONFIGS:
+            assert potential(config, plan, pack) == potential(config, plan, twin), config.name
+
+
+def _same_facts(a: NormalizedScenarioPack, b: NormalizedScenarioPack) -> bool:
+    """`CaseFacts` compares by identity (it is not a value type): compare its fields."""
+    x, y = stated_facts(a), stated_facts(b)
+    return all(getattr(x, f) == getattr(y, f) for f in x.__slots__)
+
+
+def _play(pack: NormalizedScenarioPack, config: RewardConfig, moves: list[Protocol | None]) -> Episode:
+    """Propose then revise each plan of `moves` (None: accept), the grounded Lab Manager answering."""
+    episode = Episode(pack, max_rounds=len(moves) + 1, reward_config=config)
+    for index, plan in enumerate(moves):
+        if plan is None:
+            episode.step(ACCEPT)
+            break
+        episode.step(propose(plan, "propose_protocol" if index == 0 else "revise_protocol"))
+        episode.step(grounded_lab_response(episode))
+    return episode
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pack=packs, seed=st.integers(0, 2**32 - 1))
+def test_no_step_reward_but_the_judges_differs_between_studies_one_paper_reports(
+    pack: NormalizedScenarioPack, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    twin = _twin(pack, rng)
+    moves: list[Protocol | None] = [_candidate_plan(pack, rng) for _ in range(int(rng.integers(1, 5)))]
+    moves.append(None)
+    for config in CONFIGS:
+        logs = [_play(p, config, moves).to_log() for p in (pack, twin)]
+        for one, other in zip(logs[0].steps, logs[1].steps, strict=True):
+            public = [
+                {k: v for k, v in step.reward_components[SCIENTIST].items() if k != "judge"}
+                for step in (one, other)
+            ]
+            assert public[0] == public[1], config.name
+            assert one.reward_components.keys() == other.reward_components.keys()
+
+
+def test_a_hidden_study_the_judge_reads_does_move_the_judges_score() -> None:
+    """The twins differ where it matters (the tests above are not vacuous): the terminal judge
+    scores one plan differently in a pack and its twin, while the potential does not move."""
+    rng = np.random.default_rng(7)
+    moved = 0
+    for index in range(len(COMBOS)):
+        pack = _pack(index, 3)
+        twin = _twin(pack, rng)
+        plan = good_plan(pack)  # the pack's own study
+        moved += build_reward_breakdown(plan, pack).fidelity != build_reward_breakdown(plan, twin).fidelity
+        assert potential(PRESETS["potential"], plan, pack) == potential(PRESETS["potential"], plan, twin)
+    assert moved >= len(COMBOS) - 1
+
+
+def test_stated_facts_are_what_the_method_says() -> None:
+    pack = generate_scenario(3, "ml_benchmark", "hard")
+    facts = paper_facts(pack)
+    stated = stated_facts(pack)
+    used = {f.candidate for f in facts if f.meaning == "used"}
+    denied = {f.candidate for f in facts if f.meaning == "not_used"}
+    assert {name for name, _ in stated.elements} == used & set(pack.candidates.elements)
+    assert {name for name, _ in stated.distractors} == denied & set(pack.candidates.elements)
+    unstated = set(pack.candidates.elements) - used - denied
+    assert unstated, "the case leaves some element unstated"
+    assert not unstated & {name for name, _ in (*stated.elements, *stated.distractors)}
+    assert stated.reference_samples == pack.paper.reported_sample_size
+
+
+def test_a_pack_its_seed_does_not_generate_states_nothing() -> None:
+    """An edited paper has no recorded meanings: nothing is stated, and the potential still
+    scores the public parts of the plan (it never raises)."""
+    pack = generate_scenario(4, "math_reasoning", "easy")
+    edited = pack.model_copy(update={"paper": pack.paper.model_copy(update={"title": "Another title"})})
+    stated = stated_facts(edited)
+    assert stated.elements == stated.distractors == stated.controls == stated.stray_controls == ()
+    assert potential(PRESETS["potential"], good_plan(pack), edited) > 0.0
+
+
+def test_the_revising_prober_reads_the_hidden_study_off_no_preset() -> None:
+    """`benchmarks.reward_probe`: adding an element the paper leaves unstated moves no preset's
+    step reward more when the study used it (every pair a tie here), while a potential read off
+    the hidden study tells every pair."""
+    measured = reward_probe.measure(1)
+    for preset in PRESETS:
+        on_unstated, _ = measured[preset]
+        assert on_unstated and set(on_unstated) == {0.5}, preset
+    on_unstated, _ = measured[reward_probe.HIDDEN]
+    assert statistics.fmean(on_unstated) > 0.9
