@@ -8,6 +8,7 @@ from typing import Any
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.envs.scientist_v1 import ScientistEnv
+from replicalab.reading import addresses, read_paper
 from replicalab.scenarios import ScenarioKey
 
 GARBAGE = "I would rather think about this in prose."
@@ -22,11 +23,18 @@ def _reset(env: ScientistEnv, scenario_id: str) -> dict[str, Any]:
     return observation
 
 
-def baseline_proposal(scenario_id: str) -> str:
-    """The baseline Scientist's opening proposal for the scenario, as model text."""
+def baseline_proposal(scenario_id: str, *, read: bool = False) -> str:
+    """The baseline Scientist's opening proposal for the scenario, as model text; with `read`,
+    its rationale addresses the elements the public reader finds in the paper (the baseline's
+    own addresses none of the study, which the judge pays nothing for)."""
     env = ScientistEnv(action_mode="text")
     _reset(env, scenario_id)
-    return build_baseline_scientist_action(env.episode.scientist_observation()).model_dump_json()
+    observation = env.episode.scientist_observation()
+    action = build_baseline_scientist_action(observation)
+    if read:
+        elements = read_paper(observation.paper, observation.candidates).elements
+        action = action.model_copy(update={"rationale": addresses(elements)})
+    return action.model_dump_json()
 
 
 def gymnasium_outcome(scenario_id: str, replies: list[str], max_rounds: int) -> dict[str, Any]:

@@ -219,7 +219,8 @@ def test_the_judge_score_can_be_the_reward() -> None:
     env = load_environment(num_seeds=1, templates=["math_reasoning"], return_weight=0.0, score_weight=1.0)
     rows = env.get_dataset()
     script = {
-        row["prompt"][0]["content"]: [baseline_proposal(row["info"]["scenario_id"]), ACCEPT] for row in rows
+        row["prompt"][0]["content"]: [baseline_proposal(row["info"]["scenario_id"], read=True), ACCEPT]
+        for row in rows
     }
     with ChatServer(scripted(script)) as server:
         outputs = evaluate(env, server, num_examples=3)
