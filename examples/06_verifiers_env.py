@@ -1,8 +1,7 @@
 """ReplicaLab as a verifiers multi-turn environment, evaluated through an OpenAI-compatible client.
 
-Each rollout is one episode: the model plays the Scientist, the grounded Lab Manager answers, the
-rubric pays the Scientist's return. The "server" is a scripted model behind an httpx transport, so
-it runs offline; point `AsyncOpenAI(base_url=...)` at vLLM, Ollama or any OpenAI-compatible server.
+One rollout is one episode: the model plays the Scientist and the rubric pays its return. The server
+is a scripted model behind an httpx transport; point `AsyncOpenAI(base_url=...)` at vLLM or Ollama.
 Run: pip install -e '.[verifiers]' && python examples/06_verifiers_env.py
 """
 
@@ -14,8 +13,8 @@ import openai
 import verifiers as vf
 
 from replicalab.envs.verifiers_env import load_environment
-from replicalab.reading import addresses
-from replicalab.text import stated_without_denial
+from replicalab.models import Candidates, Paper
+from replicalab.reading import addresses, read_paper
 
 PLAN = {
     "action_type": "propose_protocol",
@@ -27,7 +26,7 @@ PLAN = {
 
 
 def scripted_model(request: httpx.Request) -> httpx.Response:
-    """Proposes PLAN with the elements the method names undenied; accepts once the lab agrees."""
+    """Proposes PLAN with the elements the project's reader finds; accepts once the lab agrees."""
     body = json.loads(request.content)
     latest = body["messages"][-1]["content"]
     agreed = "lab_manager (accept)" in latest or "The revised plan passes every check." in latest
@@ -38,7 +37,8 @@ def scripted_model(request: httpx.Request) -> httpx.Response:
     plan = {**PLAN, "controls": [*PLAN["controls"], review.group(1) if review else "independent review"]}
     plan["required_equipment"] = [name for name, kind in needs if kind == "equipment"]
     plan["required_reagents"] = [name for name, kind in needs if kind == "reagent"]
-    plan["rationale"] = addresses([e for e in listed.split(" | ") if stated_without_denial(e, method)])
+    paper = Paper(title="-", hypothesis="-", method=method, key_finding="-")
+    plan["rationale"] = addresses(read_paper(paper, Candidates(elements=listed.split(" | "))).elements)
     text = json.dumps({"action_type": "accept"} if agreed else plan)
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
     reply = {"id": "1", "object": "chat.completion", "created": 0, "model": body["model"]}
