@@ -1,18 +1,18 @@
 """What a Scientist learns about the hidden study from its own step rewards: a revising prober.
 
-On each test scenario the prober proposes the plan the paper states (its stated technique,
-controls and elements, the reported sample size, fitted to the public bounds), then, for each
-candidate element the paper leaves unstated (neither used nor denied), revises to the plan
-with that element added, reads its decision's reward (its turn and the Lab Manager's answer),
-and revises back. A reward that reads the hidden study moves more for an element the study
-used than for one it did not; one that reads only public information moves alike for both.
-The figure is, over every pair (an unstated element the study used, one it did not) of one
-scenario, how often the used one's move is the larger (ties count one half): 50 % is chance,
-100 % a reward that tells the hidden set. Each preset is measured, and so is a potential read
-off the hidden study (the judge's total of the plan on the table, as shaping paid before it read
-only the public information), to show what a leak looks like to this instrument. A second
-column does the same for the candidates the paper states (used against denied): there the
-public reading and the hidden study agree, so a potential that reads the paper follows them.
+On each test scenario the prober proposes the plan the paper states (its stated technique and
+controls, the reported sample size, fitted to the public bounds) with no element, then, for each
+candidate element, revises to the plan with that element added, reads its decision's reward
+(its turn and the Lab Manager's answer), and revises back. A reward that reads the study moves
+more for an element the study used than for one it did not; one that reads only what needs no
+reading moves alike for both. The figure is, over every pair (an element the study used, one it
+did not) of one scenario, how often the used one's move is the larger (ties count one half):
+50 % is chance, 100 % a reward that tells the set. The first column takes the elements the
+paper leaves unstated (neither used nor denied: only the hidden study tells them), the second
+those it states (used against denied: a reward that followed the paper's stated verdicts would
+read the paper for the prober, which is the skill the game measures). Each preset is measured,
+and so is a potential read off the hidden study (the judge's total of the plan on the table, as
+shaping paid before its potential read no study), to show what a leak looks like here.
 
     python -m benchmarks.reward_probe [--seeds 20]
 """
@@ -47,7 +47,7 @@ Moves = dict[str, float]  # element -> what the reward moves when the plan comes
 
 
 class Stated(NamedTuple):
-    """The plan the paper states and what it says of the candidate elements."""
+    """The plan the paper states, with no element, and what it says of the candidate elements."""
 
     plan: ScientistAction
     used: tuple[str, ...]  # the elements it says the study used, in the case's order
@@ -62,6 +62,7 @@ def scenarios(seeds: int) -> Iterator[NormalizedScenarioPack]:
 
 
 def stated(pack: NormalizedScenarioPack) -> Stated:
+    """What `pack`'s paper states (`paper_facts`: every sentence's recorded meaning)."""
     facts = paper_facts(pack)
     said = {f.candidate for f in facts if f.meaning == "used"}
     denied = {f.candidate for f in facts if f.meaning == "not_used"} - said
@@ -73,7 +74,7 @@ def stated(pack: NormalizedScenarioPack) -> Stated:
         pack.paper.reported_sample_size,
     )
     return Stated(
-        planned(pack.scientist_observation, choices),
+        planned(pack.scientist_observation, choices._replace(elements=())),
         choices.elements,
         frozenset(denied & set(c.elements)),
         tuple(e for e in c.elements if e not in said | denied),
@@ -81,16 +82,13 @@ def stated(pack: NormalizedScenarioPack) -> Stated:
 
 
 def moves(pack: NormalizedScenarioPack, row: str, read: Stated) -> Moves:
-    """For every candidate element, what the decision reward under `row` moves when the stated
-    plan comes to address it: the reward of revising to the plan with it added (an element the
-    plan lacks), or minus the reward of revising to the plan without it (a stated one). The
-    prober revises back after each, so every variant is measured from the stated plan."""
-    variants = {
-        e: tuple(x for x in read.used if x != e) if e in read.used else (*read.used, e)
-        for e in pack.candidates.elements
-    }
-    paid = _hidden_shaping(pack, read, variants) if row == HIDDEN else _rewards(pack, row, read, variants)
-    return {e: -value if e in read.used else value for e, value in paid.items()}
+    """For every candidate element, the decision reward under `row` of revising the stated plan
+    (no element) to the plan that addresses that element; the prober revises back after each,
+    so every move starts from the same plan."""
+    variants = {e: (e,) for e in pack.candidates.elements}
+    if row == HIDDEN:
+        return _hidden_shaping(pack, read, variants)
+    return _rewards(pack, row, read, variants)
 
 
 def _rewards(
@@ -102,7 +100,7 @@ def _rewards(
     episode.step(grounded_lab_response(episode))
     paid: Moves = {}
     for element, elements in variants.items():
-        for plan in (_with(read.plan, elements), _with(read.plan, read.used)):
+        for plan in (_with(read.plan, elements), _with(read.plan, ())):
             reward = episode.step(plan).rewards[SCIENTIST]
             reward += episode.step(grounded_lab_response(episode)).rewards[SCIENTIST]
             paid.setdefault(element, reward)
@@ -120,7 +118,7 @@ def _hidden_shaping(
         protocol = _with(read.plan, elements).to_protocol()
         return judge_reward(config, build_reward_breakdown(protocol, pack))
 
-    before = phi(read.used)
+    before = phi(())
     return {e: config.gamma * phi(elements) - before for e, elements in variants.items()}
 
 

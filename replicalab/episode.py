@@ -30,8 +30,6 @@ from operator import lt, ne
 from typing import Any
 
 from replicalab.judge import build_reward_breakdown
-from replicalab.judge.facts import CaseFacts
-from replicalab.judge.stated import stated_facts
 from replicalab.lab.answers import answer_questions, topics_asked
 from replicalab.lab.counter_proposal import suggest_alternative
 from replicalab.lab.feasibility import check_feasibility
@@ -154,7 +152,6 @@ class Episode:
         self._previous: dict[str, ScientistAction | LabManagerAction] = {}
         self._suggested_check: FeasibilityCheckResult | None = None  # of its last suggestion
         self._phi = 0.0
-        self._stated: CaseFacts | None = None  # what the paper states, read once for the potential
 
     # ------------------------------------------------------------------ views
 
@@ -308,12 +305,6 @@ class Episode:
         self._previous[agent] = action
         return previous is not None and previous.action_type == action.action_type and previous == action
 
-    def _stated_facts(self) -> CaseFacts | None:
-        """What the paper states, read on the first proposal under a potential that scores it."""
-        if self._stated is None and self.reward_config.potential == "stated_total":
-            self._stated = stated_facts(self.scenario)
-        return self._stated
-
     def _scientist_move(self, action: ScientistAction) -> Transition:
         kind = action.action_type
         repeated = self._repeats(SCIENTIST, action)
@@ -332,7 +323,7 @@ class Episode:
         self.protocol = protocol
         phi_before, self._phi = (
             self._phi,
-            potential(self.reward_config, protocol, self.scenario, check, self._stated_facts()),
+            potential(self.reward_config, protocol, self.scenario, check),
         )
         known = self.scenario.resource_by_name
         requested = [*protocol.required_equipment, *protocol.required_reagents]

@@ -44,10 +44,10 @@ Conventions
   that answer (the AEC env pays both through its next `last()`, the Gymnasium env in one step).
   A Scientist turn pays `F = gamma·Φ(s') - Φ(s)`; a Lab Manager turn takes no step of the
   Scientist's clock, so it pays `gamma·(Φ(s') - Φ(s))`, which is 0 unless it ends the episode
-  (Φ depends only on the protocol on the table, which only the Scientist changes). Φ reads only
-  what the Scientist could know (the `stated_total` potential scores the plan against the study
-  its paper states, `replicalab.judge.stated`), so no step reward tells it more about the hidden
-  study than the paper does; only the terminal judge reward reads the hidden study. Φ of a
+  (Φ depends only on the protocol on the table, which only the Scientist changes). Φ reads no
+  study, hidden or stated (`public_total` scores the plan against `replicalab.judge.public`'s
+  facts), so no step reward tells which candidates the study used or the paper says it used;
+  only the terminal judge reward reads the hidden study. Φ of a
   terminal state is 0 under `terminal_potential="zero"` (default; it leaves optimal policies
   unchanged) and Φ of its protocol under `"value"`. So over the K Scientist decisions of any
   episode, however it ends, `Σ_j gamma^j·F_j = gamma^K·Φ(s_K) - Φ(s_0)`, where `F_j` is the
@@ -74,8 +74,7 @@ from replicalab.judge import (
     breakdown_against,
     feasibility_score,
 )
-from replicalab.judge.facts import CaseFacts
-from replicalab.judge.stated import stated_facts
+from replicalab.judge.public import public_facts
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     FeasibilityCheckResult,
@@ -127,7 +126,7 @@ PRESETS: dict[str, RewardConfig] = {
     ),
 }
 PRESETS["potential"] = PRESETS["default"].model_copy(
-    update={"name": "potential", "potential": "stated_total", "gamma": 0.99}
+    update={"name": "potential", "potential": "public_total", "gamma": 0.99}
 )
 
 
@@ -224,15 +223,15 @@ def potential(
     protocol: Protocol | None,
     scenario: NormalizedScenarioPack,
     check: FeasibilityCheckResult | None = None,
-    stated: CaseFacts | None = None,
 ) -> float:
     """Φ of a state whose protocol on the table is `protocol` (0 when there is none).
 
-    `stated_total`: the judge reward the protocol would earn if agreed now (no efficiency bonus)
-    were the study the one its paper states (`stated_facts`): a function of the paper, the lab's
-    brief and check, and the public candidate lists, never of the hidden study. `feasibility`:
-    the judge's feasibility score of it, in [0, 1]. `check` and `stated`, when given, must be the
-    grounded check of `protocol` and `stated_facts(scenario)` (they save recomputing them).
+    `public_total`: the judge reward the protocol would earn if agreed now (no efficiency bonus),
+    scored against `public_facts(scenario)`: the brief's bounds, reviews and needed items and the
+    reported sample size, with no study in them, so it reads the lab's check and the plan's
+    rigor, parsimony and items, never which candidates it claims. `feasibility`: the judge's
+    feasibility score of it, in [0, 1]. `check`, when given, must be the grounded check of
+    `protocol` (it saves recomputing it).
     """
     if config.potential == "none" or protocol is None:
         return 0.0
@@ -240,8 +239,7 @@ def potential(
         check = check_feasibility(protocol, scenario)
     if config.potential == "feasibility":
         return feasibility_score(protocol, scenario, check)
-    facts = stated if stated is not None else stated_facts(scenario)
-    return judge_reward(config, breakdown_against(protocol, facts, check))
+    return judge_reward(config, breakdown_against(protocol, public_facts(scenario), check))
 
 
 def shaping(config: RewardConfig, transition: Transition) -> float:

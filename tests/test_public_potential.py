@@ -19,20 +19,19 @@ from benchmarks import reward_probe
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.episode import Episode
 from replicalab.judge import build_reward_breakdown
-from replicalab.judge.stated import stated_facts
+from replicalab.judge.public import public_facts
 from replicalab.models import Protocol, RewardConfig
 from replicalab.moves import SCIENTIST
 from replicalab.reading import addresses
 from replicalab.rewards import PRESETS, potential
 from replicalab.scenarios import NormalizedScenarioPack, generate_scenario
-from replicalab.scenarios.generator import paper_facts
 from tests.plans import ACCEPT, COMBOS, good_plan, propose
 
 CONFIGS = [
     *PRESETS.values(),
     *(
         RewardConfig(name=f"{kind}-{terminal}", potential=kind, gamma=0.9, terminal_potential=terminal)
-        for kind in ("stated_total", "feasibility")
+        for kind in ("public_total", "feasibility")
         for terminal in ("zero", "value")
     ),
 ]
@@ -96,7 +95,7 @@ def test_the_potential_is_a_function_of_public_information(pack: NormalizedScena
 
 def _same_facts(a: NormalizedScenarioPack, b: NormalizedScenarioPack) -> bool:
     """`CaseFacts` compares by identity (it is not a value type): compare its fields."""
-    x, y = stated_facts(a), stated_facts(b)
+    x, y = public_facts(a), public_facts(b)
     return all(getattr(x, f) == getattr(y, f) for f in x.__slots__)
 
 
@@ -146,37 +145,31 @@ def test_a_hidden_study_the_judge_reads_does_move_the_judges_score() -> None:
     assert moved >= len(COMBOS) - 1
 
 
-def test_stated_facts_are_what_the_method_says() -> None:
+def test_the_public_facts_hold_no_study() -> None:
+    """No candidate is required or charged, so claiming any of them moves Φ alike; the sample
+    size is the one the paper reports."""
     pack = generate_scenario(3, "ml_benchmark", "hard")
-    facts = paper_facts(pack)
-    stated = stated_facts(pack)
-    used = {f.candidate for f in facts if f.meaning == "used"}
-    denied = {f.candidate for f in facts if f.meaning == "not_used"}
-    assert {name for name, _ in stated.elements} == used & set(pack.candidates.elements)
-    assert {name for name, _ in stated.distractors} == denied & set(pack.candidates.elements)
-    unstated = set(pack.candidates.elements) - used - denied
-    assert unstated, "the case leaves some element unstated"
-    assert not unstated & {name for name, _ in (*stated.elements, *stated.distractors)}
-    assert stated.reference_samples == pack.paper.reported_sample_size
+    facts = public_facts(pack)
+    assert facts.elements == facts.distractors == facts.controls == facts.stray_controls == ()
+    assert facts.technique_words == frozenset() and facts.stray_techniques == ()
+    assert facts.reference_samples == pack.paper.reported_sample_size
+    config = PRESETS["potential"]
+    plan = good_plan(pack).model_copy(update={"rationale": addresses(())})
+    moves = {
+        potential(config, plan.model_copy(update={"rationale": addresses((e,))}), pack)
+        for e in pack.candidates.elements
+    }
+    assert len(moves) == 1
 
 
-def test_a_pack_its_seed_does_not_generate_states_nothing() -> None:
-    """An edited paper has no recorded meanings: nothing is stated, and the potential still
-    scores the public parts of the plan (it never raises)."""
-    pack = generate_scenario(4, "math_reasoning", "easy")
-    edited = pack.model_copy(update={"paper": pack.paper.model_copy(update={"title": "Another title"})})
-    stated = stated_facts(edited)
-    assert stated.elements == stated.distractors == stated.controls == stated.stray_controls == ()
-    assert potential(PRESETS["potential"], good_plan(pack), edited) > 0.0
-
-
-def test_the_revising_prober_reads_the_hidden_study_off_no_preset() -> None:
-    """`benchmarks.reward_probe`: adding an element the paper leaves unstated moves no preset's
-    step reward more when the study used it (every pair a tie here), while a potential read off
-    the hidden study tells every pair."""
+def test_the_revising_prober_reads_the_study_off_no_preset() -> None:
+    """`benchmarks.reward_probe`: adding a candidate element moves no preset's step reward more
+    when the study used it, whether the paper leaves it unstated or says so (every pair a tie
+    here), while a potential read off the hidden study tells every pair."""
     measured = reward_probe.measure(1)
     for preset in PRESETS:
-        on_unstated, _ = measured[preset]
+        on_unstated, on_stated = measured[preset]
         assert on_unstated and set(on_unstated) == {0.5}, preset
-    on_unstated, _ = measured[reward_probe.HIDDEN]
-    assert statistics.fmean(on_unstated) > 0.9
+        assert on_stated and set(on_stated) == {0.5}, preset
+    on_unstated, on_stated = measured[reward_probe.HIDDEN]
+    assert statistics.fmean(on_unstated) > 0.9 and statistics.fmean(on_stated) > 0.75

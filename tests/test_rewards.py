@@ -68,7 +68,7 @@ def test_presets_differ_as_documented() -> None:
     assert sparse.penalties == Penalties() and sparse.efficiency_bonus == 0.0
     assert sparse.potential == "none" and default.potential == "none"
     assert all(value > 0 for value in default.penalties.model_dump().values())
-    assert shaped.potential == "stated_total"
+    assert shaped.potential == "public_total"
     assert shaped.model_dump(exclude={"name", "potential", "gamma"}) == default.model_dump(
         exclude={"name", "potential", "gamma"}
     )
@@ -254,7 +254,7 @@ def _episode_transitions(
     return transitions, phis
 
 
-@pytest.mark.parametrize("kind", ["stated_total", "feasibility"])
+@pytest.mark.parametrize("kind", ["public_total", "feasibility"])
 @pytest.mark.parametrize("gamma", [1.0, 0.9])
 @pytest.mark.parametrize("terminal", ["zero", "value"])
 def test_shaping_telescopes(kind: str, gamma: float, terminal: str) -> None:

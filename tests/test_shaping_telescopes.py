@@ -18,7 +18,7 @@ from tests.plans import ACCEPT, ASK_BUDGET, COMBOS, bad_plan, good_plan, propose
 
 SHAPED = [
     RewardConfig(name=f"{kind}-{gamma}-{terminal}", potential=kind, gamma=gamma, terminal_potential=terminal)
-    for kind in ("stated_total", "feasibility")
+    for kind in ("public_total", "feasibility")
     for gamma in (1.0, 0.99, 0.9)
     for terminal in ("zero", "value")
 ]

@@ -9,9 +9,9 @@ from pydantic import Field
 from replicalab.models.base import Contract, NonEmptyStr
 from replicalab.models.judge_values import ALL_CHECKS_BONUS
 
-PotentialKind = Literal["none", "stated_total", "feasibility"]
-"""What Φ reads (`replicalab.rewards.potential`): nothing, the judge's total against the study the
-paper states, or the lab's feasibility score; each a function of public information."""
+PotentialKind = Literal["none", "public_total", "feasibility"]
+"""What Φ reads (`replicalab.rewards.potential`): nothing, the judge's total with no study in its
+facts, or the lab's feasibility score; none reads which candidates the study used."""
 
 
 class JudgeExponents(Contract):
