@@ -29,7 +29,7 @@ class CaseFacts:
 
     min_samples: int  # the min_sample_size bound (1 without one)
     effect_size: float | None  # the effect the paper reports (None: credit grows as n / reference n)
-    reference_samples: float  # where the sample-size credit saturates (`_reference_samples`)
+    reference_samples: float  # where the sample-size credit saturates (`_most_powerful`)
     min_controls: int  # distinct controls the lab asks for
     reviews: tuple[str, ...]  # review terms some control must name
     adequate_days: int  # duration that earns full rigor credit
