@@ -278,7 +278,7 @@ def _cases() -> list[tuple[FeasibilityCheckResult, AlternativeSuggestion | None]
             proposal = build_baseline_scientist_action(scenario.scientist_observation).to_protocol()
             oversized = proposal.model_copy(update={"sample_size": 900, "duration_days": 90})
             bare = Protocol(sample_size=1, technique="x", duration_days=1, rationale="r")
-            # the baseline opens at what the reported effect needs, which a hard lab never funds
+            # a hard lab's budget rarely funds the baseline's opening; at the minimum sample size it does
             least = next(int(c.quantity or 1) for c in scenario.constraints if c.kind == "min_sample_size")
             smallest = proposal.model_copy(update={"sample_size": least})
             for protocol in (proposal, smallest, oversized, bare):

@@ -1,12 +1,11 @@
 """The baseline Scientist: a deterministic decision tree over the observation, no model.
 
 It proposes a protocol grounded in the brief — its family's generic plan (`baseline_plan` of the
-template whose domain hints the paper names most), the sample size the paper's reported effect
-needs (`replicalab.power.needed_samples`; a default without one), the essential items with
-substitutes for unavailable ones, the required review, the constraint bounds — halves its scope
-when the Lab Manager reports a blocker, and otherwise accepts; at the round limit it accepts. It
-reads only the observation and the registered families' public plans, never a hidden reference.
-Hints are matched on whole words: substring tests once read "constraints" as "train".
+template whose domain hints the paper names most), the essential items with substitutes for
+unavailable ones, the required review, the constraint bounds — halves its scope when the Lab
+Manager reports a blocker, and otherwise accepts; at the round limit it accepts. It reads only
+the observation and the registered families' public plans, never a hidden reference. Hints are
+matched on whole words: substring tests once read "constraints" as "train".
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ from replicalab.models import (
     Substitution,
     clip_text,
 )
-from replicalab.power import needed_samples
 from replicalab.scenarios import get_template, template_names
 from replicalab.scenarios.types import TemplateData
 from replicalab.text import mentions, occurs, sentences, spaced, words
@@ -331,8 +329,7 @@ def _opening(
     swaps: list[str] = []
     equipment = _swap(essentials["equipment"], table, swaps)
     reagents = _swap(essentials["reagent"], table, swaps)
-    effect = paper.reported_effect_size
-    sample_size = _fit_sample(_DEFAULT_SAMPLE_SIZE if effect is None else needed_samples(effect), brief)
+    sample_size = _fit_sample(_DEFAULT_SAMPLE_SIZE, brief)
     duration = _DEFAULT_DURATION_DAYS if brief.max_duration is None else max(brief.max_duration, 0)
     rationale = (
         f'Replicates "{paper.title}" at {sample_size} samples over {duration} days '
