@@ -4,7 +4,9 @@ reads, so a test paper can change without changing a fitted rule.
 
 The readers learn from the train papers and the facts their sentences record
 (`replicalab.baselines.policies.learned_readers`); the memorizer and the prior from the train
-studies; the opening rule (a sample-size factor per difficulty) is the factor of `FACTORS` whose
+studies; the opening rule (a price factor per difficulty: the plan aims at the samples the
+reported effect needs and fits the public budget at the classic terms times the factor) is the
+factor of `FACTORS` whose
 episodes score best on average on the train split, for each way of answering the Lab Manager.
 """
 
@@ -28,7 +30,7 @@ from replicalab.baselines.policies.probes import Answer, MemorizerScientist, tra
 from replicalab.baselines.policies.readers import CueRule, PriorScientist
 from replicalab.scenarios import DIFFICULTIES
 
-FACTORS = tuple(round(0.6 + 0.1 * k, 1) for k in range(19))  # 0.6 to 2.4 × the reported sample size
+FACTORS = tuple(round(0.6 + 0.1 * k, 1) for k in range(23))  # 0.6 to 2.8 × the classic terms
 
 
 @dataclass(frozen=True)

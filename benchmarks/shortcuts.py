@@ -119,7 +119,7 @@ def _negotiating_rows(fitted: Fitted) -> list[Row]:
             partial(_opens, fitted, "revise"),
         ),
         Row(GUESSING, "guessing: public oracle + every unstated element", "guess", GuessingOracleScientist),
-        Row("blind", "blind (every candidate, the reported n)", "guess", BlindScientist),
+        Row("blind", "blind (every candidate, the needed n)", "guess", BlindScientist),
         *(
             Row(
                 f"trivial-{n}",
@@ -154,7 +154,7 @@ def _reference_rows() -> list[Row]:
 
 
 def _opening(label: str, factors: dict[str, float]) -> str:
-    return f"{label}, opening × {' / '.join(f'{factors[level]:g}' for level in DIFFICULTIES)}"
+    return f"{label}, priced at × {' / '.join(f'{factors[level]:g}' for level in DIFFICULTIES)}"
 
 
 def _opens(fitted: Fitted, answer: str) -> OpeningRuleScientist:

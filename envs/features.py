@@ -15,6 +15,7 @@ Both agents' vectors start with the same pieces:
 | `budget`, `time_limit`, `staff` | the lab's budget, days and people | / 5000, / 30, / 10 |
 | `min_sample_size`, `max_sample_size`, `min_controls` | public bounds (0 when none is stated; the last bound of a kind) | / 100, / 100, / 10 |
 | `reported_sample_size` | the sample size the paper's key finding reports (0 when none) | / 100 |
+| `reported_effect_size` | the effect (Cohen's d) the paper's key finding reports (0 when none) | / 5 |
 | `protocol.present` | a protocol is on the table (the rest of `protocol.*` and `check.*` are 0 otherwise) | 0/1 |
 | `protocol.sample_size`, `protocol.duration_days`, `protocol.controls` | its sample size, days, number of controls | / 100, / 30, / 10 |
 | `protocol.cost`, `protocol.staff` | the lab's quote of the protocol (its cost at the lab's prices) over the budget, staff it needs | / 2 (1 = twice the budget), / 10 |
@@ -76,6 +77,7 @@ LIMITS = (
     "max_sample_size",
     "min_controls",
     "reported_sample_size",
+    "reported_effect_size",
 )
 PROTOCOL_FIELDS = ("present", "sample_size", "duration_days", "controls", "cost", "staff")
 ITEM_FIELDS = ("present", "available", "essential", "equipment", "has_substitute", "requested", "price")
@@ -325,6 +327,7 @@ def _scenario_features(layouts: Layouts, scenario: NormalizedScenarioPack) -> np
         _clip(bounds.get("max_sample_size", (0.0,))[-1] / 100.0),
         _clip(bounds.get("min_controls", (0.0,))[-1] / 10.0),
         _clip((scenario.paper.reported_sample_size or 0) / 100.0),
+        _clip((scenario.paper.reported_effect_size or 0.0) / 5.0),
     )
     return out
 

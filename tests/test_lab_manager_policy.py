@@ -186,7 +186,7 @@ def test_unknown_items_cannot_be_fixed_but_others_can() -> None:
 
 
 def test_select_follows_the_table_top_to_bottom() -> None:
-    scenario = pack(2, "math_reasoning", "hard")  # a pack whose schedule fix leaves nothing failing
+    scenario = pack(1, "math_reasoning", "hard")  # a pack whose schedule fix leaves nothing failing
     base = feasible_protocol(scenario)
     ok = check_feasibility(base, scenario)
     assert lm._select_lab_manager_action_type(ok, None) is A.ACCEPT
@@ -278,7 +278,10 @@ def _cases() -> list[tuple[FeasibilityCheckResult, AlternativeSuggestion | None]
             proposal = build_baseline_scientist_action(scenario.scientist_observation).to_protocol()
             oversized = proposal.model_copy(update={"sample_size": 900, "duration_days": 90})
             bare = Protocol(sample_size=1, technique="x", duration_days=1, rationale="r")
-            for protocol in (proposal, oversized, bare):
+            # a hard lab's budget rarely funds the baseline's opening; at the minimum sample size it does
+            least = next(int(c.quantity or 1) for c in scenario.constraints if c.kind == "min_sample_size")
+            smallest = proposal.model_copy(update={"sample_size": least})
+            for protocol in (proposal, smallest, oversized, bare):
                 check = check_feasibility(protocol, scenario)
                 cases.append((check, suggest_alternative(protocol, check, scenario)))
     return cases

@@ -12,6 +12,7 @@ from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.probes import PublicReaderScientist
 from replicalab.episode import Episode
 from replicalab.models import ScientistAction, ScientistActionType
+from replicalab.power import needed_samples
 from replicalab.prices import estimate_protocol_cost
 from replicalab.scenarios import BUILTIN_TEMPLATES, generate_scenario, published_protocol
 from replicalab.scenarios.plan import template_plan
@@ -19,11 +20,16 @@ from replicalab.scenarios.rules import adequate_days
 
 
 def _study_plan_cost(seed: int, template: str, level: str) -> tuple[float, float]:
-    """(what the study's own plan costs at the lab's prices, the lab's budget)."""
+    """(what the study's own plan, with the samples the reported effect needs, costs at the
+    lab's prices, the lab's budget)."""
     pack = generate_scenario(seed, template, level, "test")
     case = next(c.case for c in template_plan(template).cases["test"] if c.case.case_id == pack.case_id)
     plan = published_protocol(case, pack.hidden_reference_spec)
-    plan = plan.model_copy(update={"duration_days": adequate_days(pack.lab.time_limit_days)})
+    assert pack.paper.reported_effect_size is not None
+    needed = max(case.min_sample_size, needed_samples(pack.paper.reported_effect_size))
+    plan = plan.model_copy(
+        update={"duration_days": adequate_days(pack.lab.time_limit_days), "sample_size": needed}
+    )
     return estimate_protocol_cost(plan, rates=pack.lab.rates), pack.lab.budget_remaining
 
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from benchmarks import reward_probe
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.episode import Episode
+from replicalab.power import needed_samples
 from replicalab.judge import build_reward_breakdown
 from replicalab.judge.public import public_facts
 from replicalab.models import Protocol, RewardConfig
@@ -147,12 +148,14 @@ def test_a_hidden_study_the_judge_reads_does_move_the_judges_score() -> None:
 
 def test_the_public_facts_hold_no_study() -> None:
     """No candidate is required or charged, so claiming any of them moves Φ alike; the sample
-    size is the one the paper reports."""
+    size is the one the paper's reported effect needs."""
     pack = generate_scenario(3, "ml_benchmark", "hard")
     facts = public_facts(pack)
     assert facts.elements == facts.distractors == facts.controls == facts.stray_controls == ()
     assert facts.technique_words == frozenset() and facts.stray_techniques == ()
-    assert facts.reference_samples == pack.paper.reported_sample_size
+    effect = pack.paper.reported_effect_size
+    assert effect is not None
+    assert facts.reference_samples == max(facts.min_samples, needed_samples(effect))
     config = PRESETS["potential"]
     plan = good_plan(pack).model_copy(update={"rationale": addresses(())})
     moves = {

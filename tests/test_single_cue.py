@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from replicalab.baselines.policies.probes import wanted_samples
 from replicalab.baselines.policies.readers import SingleCueScientist
 from replicalab.envs.features import CUE_FIELDS, cue_row
 from replicalab.episode import Episode
@@ -44,7 +45,7 @@ def test_a_rule_claims_the_candidates_its_column_passes(field: str, threshold: f
         assert choices.elements == passing(c.elements)
         assert choices.controls == passing(c.controls)
         assert choices.technique == (*passing(c.techniques), c.techniques[0])[0]
-        assert choices.sample_size == pack.paper.reported_sample_size
+        assert choices.sample_size == wanted_samples(pack.paper)
 
 
 def test_an_unknown_column_is_named() -> None:

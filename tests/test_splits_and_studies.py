@@ -37,6 +37,7 @@ from replicalab.models import CostRates, Protocol, ScientistAction, ScientistAct
 from replicalab.prices import estimate_protocol_cost
 from replicalab.reading import addresses
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario, get_template
+from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.generator import paper_facts
 from replicalab.scenarios.types import SPLITS
 from replicalab.text import affirmed, mentions
@@ -246,7 +247,9 @@ def test_the_lab_charges_its_own_rates_and_says_them_when_asked() -> None:
     for seed in range(40):
         pack = generate_scenario(seed, "ml_benchmark", "hard")
         rates = pack.lab.rates
-        assert 12 <= rates.per_sample <= 24 and 60 <= rates.per_day <= 120 and 30 <= rates.per_control <= 60
+        low, high = LEVELS["hard"].price_range
+        for rate, classic in ((rates.per_sample, 10), (rates.per_day, 50), (rates.per_control, 25)):
+            assert classic * low <= rate <= classic * high
         for sub in pack.allowed_substitutions:
             original, alternative = sub.original_key, sub.alternative_key
             if original in rates.item_prices and alternative in rates.item_prices:

@@ -28,12 +28,14 @@ def read_prompt(prompt: str) -> tuple[Paper, Candidates]:
         return [] if listed == "none" else listed.split(CANDIDATE_SEPARATOR)
 
     reported = _field(prompt, "Reported sample size")
+    effect = _field(prompt, "Reported effect size")
     paper = Paper(
         title=_field(prompt, "Title"),
         hypothesis=_field(prompt, "Hypothesis"),
         method=_field(prompt, "Method"),
         key_finding=_field(prompt, "Key finding"),
         reported_sample_size=None if reported == "none" else int(reported),
+        reported_effect_size=None if effect == "none" else float(effect),
     )
     return paper, Candidates(
         techniques=names("techniques"), elements=names("elements"), controls=names("controls")

@@ -3,10 +3,12 @@ negotiation gives to a player who never asks.
 
 - `OpeningRuleScientist` reads the paper perfectly (the public-information oracle's choices,
   every sentence's meaning), so only its negotiation differs from that oracle's: it proposes at
-  once, with the sample size a factor of the reported one (a factor per difficulty, which the
-  structured observation shows; the benchmark fits them on train), then either accepts whatever
-  the Lab Manager answers (`answer="accept"`: propose once, then accept) or revises with what
-  the quote or the counter-proposal teaches (`answer="revise"`: the no-question reviser).
+  once the plan that aims at the sample size the reported effect needs and fits the public
+  budget at the classic terms times a price factor per difficulty (which the structured
+  observation shows; the benchmark fits the factors on train): every public number a cheap rule
+  can use, and a guess at the lab's prices. It then either accepts whatever the Lab Manager
+  answers (`answer="accept"`: propose once, then accept) or revises with what the quote or the
+  counter-proposal teaches (`answer="revise"`: the no-question reviser).
 - `TrivialPlanScientist` proposes a plan that tests nothing of the study: the minimum sample
   size, the baseline's technique, items and generic controls, a rationale that addresses no
   element; it adopts the Lab Manager's counter-proposal, so the plan it ends on is feasible.
@@ -16,15 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from replicalab.baselines.policies.probes import Answer, Choices, Planner
+from replicalab.baselines.policies.probes import Answer, Choices, Planner, planned, scaled_rates
 from replicalab.baselines.policies.readers import PublicOracleScientist
-from replicalab.models import ScientistObservation
+from replicalab.models import CostRates, ScientistAction, ScientistObservation
 from replicalab.scenarios import DIFFICULTIES
 
 
 class OpeningRuleScientist(PublicOracleScientist):
-    """Proposes the public oracle's plan at `factors[difficulty]` × the reported sample size,
-    without asking; then `answer` (see the module)."""
+    """Proposes the public oracle's plan fitted to the budget at `factors[difficulty]` × the
+    classic terms, without asking; then `answer` (see the module)."""
 
     def __init__(self, factors: Mapping[str, float], answer: Answer = "accept") -> None:
         super().__init__("propose", answer)
@@ -34,11 +36,11 @@ class OpeningRuleScientist(PublicOracleScientist):
         self.factors = dict(factors)
         self.name = f"opening-{answer}"
 
-    def choices(self, observation: ScientistObservation) -> Choices:
-        read = super().choices(observation)
-        assert self._pack is not None, "act sets the pack before planning"
-        reported = read.sample_size or 1
-        return read._replace(sample_size=max(1, round(self.factors[self._pack.difficulty] * reported)))
+    def _plan(self, observation: ScientistObservation, rates: CostRates | None) -> ScientistAction:
+        if rates is None:  # the opening: the lab has said nothing of its prices
+            assert self._pack is not None, "act sets the pack before planning"
+            rates = scaled_rates(self.factors[self._pack.difficulty], observation.resources)
+        return planned(observation, self.choices(observation), rates)
 
 
 class TrivialPlanScientist(Planner):

@@ -10,7 +10,7 @@ counter-proposal, or revise with what the lab said) and in where the text choice
 
 - `PublicReaderScientist` reads the paper's method (`replicalab.reading`) and takes the sample
   size the key finding reports; by default it asks, proposes and revises.
-- `BlindScientist` reads nothing: every candidate, the reported sample size.
+- `BlindScientist` reads nothing: every candidate, the sample size the reported effect needs.
 - `MemorizerScientist` remembers, for each paper title of the train split, the choices the
   hidden study made most often over the packs it was fitted on (the study's draw does not
   depend on the difficulty, so the title is the whole public key). On a paper it never saw it
@@ -31,11 +31,14 @@ from replicalab.judge.scores import RIGOR_WEIGHTS
 from replicalab.models import (
     CLASSIC_ITEM_PRICES,
     CostRates,
+    Paper,
     Protocol,
+    ResourceItem,
     ScientistAction,
     ScientistActionType,
     ScientistObservation,
 )
+from replicalab.power import needed_samples, power
 from replicalab.prices import CLASSIC_RATES, estimate_protocol_cost, estimate_staff_load
 from replicalab.reading import addresses, read_paper
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, generate_scenario, template_names
@@ -95,7 +98,8 @@ def planned(
         rationale=addresses(choices.elements),
     )
     protocol = _within_staff(protocol, bounds.get("max_staff", math.inf), least)
-    protocol = _within_budget(protocol, bounds.get("max_budget", math.inf), rates, least)
+    effect = observation.paper.reported_effect_size
+    protocol = _within_budget(protocol, bounds.get("max_budget", math.inf), rates, least, effect)
     return ScientistAction(action_type=ScientistActionType.PROPOSE_PROTOCOL, **protocol.model_dump())
 
 
@@ -108,11 +112,15 @@ def _within_staff(protocol: Protocol, staff: float, least: int) -> Protocol:
     return protocol
 
 
-def _within_budget(protocol: Protocol, budget: float, rates: CostRates | None, least: int) -> Protocol:
+def _within_budget(
+    protocol: Protocol, budget: float, rates: CostRates | None, least: int, effect: float | None
+) -> Protocol:
     """The plan priced at `rates` (the classic terms until the lab has told its own) and fitted
     to the budget: of the durations up to its own, the one whose best-fitting sample size earns
-    the most rigor by the judge's public rule (sample credit n / reported n at weight
-    `RIGOR_WEIGHTS[0]`, duration credit against its own duration at `RIGOR_WEIGHTS[3]`)."""
+    the most rigor by the judge's public rule: the power to detect `effect` at that sample size
+    (the sample size itself where the paper reports no effect) over that of the most samples
+    that fit at its own duration, at most 1, times the design credit, whose duration share
+    `RIGOR_WEIGHTS[2]` grows with the duration."""
     if estimate_protocol_cost(protocol, rates=rates) <= budget:
         return protocol
     terms = rates or CLASSIC_RATES
@@ -126,14 +134,23 @@ def _within_budget(protocol: Protocol, budget: float, rates: CostRates | None, l
         n = max(least, min(wanted, math.floor((budget - fixed) / terms.per_sample)))
         return plan.model_copy(update={"sample_size": n})
 
+    full = fitted(protocol.duration_days).sample_size  # the judge credits power up to this plan's
+
     def credit(plan: Protocol) -> tuple[bool, float]:
         fits = estimate_protocol_cost(plan, rates=rates) <= budget
-        sample, duration = RIGOR_WEIGHTS[0], RIGOR_WEIGHTS[3]
-        return fits, sample * plan.sample_size / max(1, wanted) + duration * plan.duration_days / max(
-            1, protocol.duration_days
-        )
+        n = plan.sample_size
+        sample = min(1.0, n / full if effect is None else power(effect, n) / max(power(effect, full), 1e-12))
+        share = RIGOR_WEIGHTS[2]
+        return fits, sample * (1.0 - share + share * plan.duration_days / max(1, protocol.duration_days))
 
     return max((fitted(days) for days in range(max(1, protocol.duration_days), 0, -1)), key=credit)
+
+
+def wanted_samples(paper: Paper) -> int | None:
+    """The sample size a plan aims for: what the reported effect needs (`needed_samples`), else
+    the reported sample size."""
+    effect = paper.reported_effect_size
+    return paper.reported_sample_size if effect is None else needed_samples(effect)
 
 
 def known_rates(observation: ScientistObservation) -> CostRates | None:
@@ -146,18 +163,17 @@ def known_rates(observation: ScientistObservation) -> CostRates | None:
     if protocol is None or quote is None:
         return None
     classic = estimate_protocol_cost(protocol)
-    scale = quote / classic if classic > 0 else 1.0
+    return scaled_rates(quote / classic if classic > 0 else 1.0, observation.resources)
+
+
+def scaled_rates(scale: float, resources: Iterable[ResourceItem]) -> CostRates:
+    """The classic terms times `scale`, every one of `resources` priced so too."""
     t = CLASSIC_RATES
     return CostRates(
         per_sample=t.per_sample * scale,
         per_day=t.per_day * scale,
         per_control=t.per_control * scale,
-        item_prices={
-            **{
-                name.lower(): CLASSIC_ITEM_PRICES["equipment"] * scale for name in protocol.required_equipment
-            },
-            **{name.lower(): CLASSIC_ITEM_PRICES["reagent"] * scale for name in protocol.required_reagents},
-        },
+        item_prices={item.key: CLASSIC_ITEM_PRICES[item.kind] * scale for item in resources},
     )
 
 
@@ -247,7 +263,7 @@ class PublicReaderScientist(Planner):
     def choices(self, observation: ScientistObservation) -> Choices:
         reading = read_paper(observation.paper, observation.candidates)
         technique = (*reading.techniques, *observation.candidates.techniques, None)[0]
-        return Choices(technique, reading.elements, reading.controls, observation.paper.reported_sample_size)
+        return Choices(technique, reading.elements, reading.controls, wanted_samples(observation.paper))
 
 
 class BlindScientist(Planner):
@@ -265,10 +281,11 @@ class BlindScientist(Planner):
 
 
 def every_candidate(observation: ScientistObservation) -> Choices:
-    """Every candidate element and control, the first technique, the reported sample size."""
+    """Every candidate element and control, the first technique, the sample size the reported
+    effect needs."""
     c = observation.candidates
     technique = c.techniques[0] if c.techniques else None
-    return Choices(technique, tuple(c.elements), tuple(c.controls), observation.paper.reported_sample_size)
+    return Choices(technique, tuple(c.elements), tuple(c.controls), wanted_samples(observation.paper))
 
 
 class MemorizerScientist(Planner):
@@ -299,7 +316,8 @@ class MemorizerScientist(Planner):
         self.table = {key: _most_often(plays) for key, plays in seen.items()}
 
     def choices(self, observation: ScientistObservation) -> Choices | None:
-        return self.table.get(observation.paper.title) or every_candidate(observation)
+        remembered = self.table.get(observation.paper.title) or every_candidate(observation)
+        return remembered._replace(sample_size=wanted_samples(observation.paper))  # public, per pack
 
 
 def train_packs(

@@ -30,6 +30,7 @@ from replicalab.baselines.policies.probes import (
     Opening,
     PublicReaderScientist,
     train_packs,
+    wanted_samples,
 )
 from replicalab.envs.features import CUE_FIELDS, cue_row
 from replicalab.episode import Episode
@@ -59,7 +60,7 @@ class ClaimingScientist(PublicReaderScientist):
             (*claimed(c.techniques), *c.techniques, None)[0],
             claimed(c.elements),
             claimed(c.controls),
-            observation.paper.reported_sample_size,
+            wanted_samples(observation.paper),
         )
 
 
@@ -152,7 +153,7 @@ class PriorScientist(PublicReaderScientist):
             ranked[0][0] if ranked else None,
             likely("e", c.elements),
             likely("c", c.controls),
-            observation.paper.reported_sample_size,
+            wanted_samples(observation.paper),
         )
 
 
@@ -182,7 +183,7 @@ def _public_choices(pack: NormalizedScenarioPack) -> Choices:
         next((t for t in c.techniques if t in used), None),
         tuple(e for e in c.elements if e in used),
         tuple(k for k in c.controls if k in used),
-        pack.paper.reported_sample_size,
+        wanted_samples(pack.paper),
     )
 
 

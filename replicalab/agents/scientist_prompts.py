@@ -109,6 +109,7 @@ def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX
     brief = (
         f"Paper:\nTitle: {paper.title}\nHypothesis: {paper.hypothesis}\nMethod: {paper.method}\n"
         f"Key finding: {paper.key_finding}\nReported sample size: {paper.reported_sample_size or 'none'}\n"
+        f"Reported effect size: {paper.reported_effect_size or 'none'}\n"
         f"Goal: {obs.experiment_goal}\n{candidates_section(obs.candidates)}"
     )
     message = TurnMessage(

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from operator import attrgetter
 
+from replicalab.power import needed_samples
 from replicalab.scenarios.rules import adequate_days
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words
@@ -27,7 +28,8 @@ class CaseFacts:
     """The judge's view of one pack."""
 
     min_samples: int  # the min_sample_size bound (1 without one)
-    reference_samples: float  # where the sample-size credit saturates
+    effect_size: float | None  # the effect the paper reports (None: credit grows as n / reference n)
+    reference_samples: float  # where the sample-size credit saturates (`_most_powerful`)
     min_controls: int  # distinct controls the lab asks for
     reviews: tuple[str, ...]  # review terms some control must name
     adequate_days: int  # duration that earns full rigor credit
@@ -54,13 +56,18 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
         pack.lab.time_limit_days,
     )
     reference = pack.hidden_reference_spec
+    effect = pack.paper.reported_effect_size
+    best_samples = reference_samples(reference.sample_size, min_samples, None)
+    if effect is not None:
+        best_samples = _most_powerful(pack, effect, min_samples, min_controls, adequate_days)
     required = tuple(reference.required_elements)
     elements, technique_words = _reference_words(required, reference.technique or pack.paper.method)
     others = tuple(e for e in pack.candidates.elements if e not in required)
     essentials = tuple(map(_allowed, pack.essentials))
     return CaseFacts(
         min_samples=min_samples,
-        reference_samples=reference_samples(reference.sample_size, min_samples),
+        effect_size=effect,
+        reference_samples=best_samples,
         min_controls=min_controls,
         reviews=pack.terms.get("required_review", ()),
         adequate_days=adequate_days,
@@ -79,10 +86,37 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
     )
 
 
-def reference_samples(reported: int | None, min_samples: int) -> float:
-    """Where the sample-size credit saturates: the study's `reported` n, or, when none is known
-    (0), `_REFERENCE_SCALE` times the minimum."""
+def reference_samples(reported: int | None, min_samples: int, effect: float | None) -> float:
+    """Where the sample-size credit saturates by what the paper says: the n its reported
+    `effect` needs (never below the minimum); without an effect, the `reported` n, or, when none
+    is known (0), `_REFERENCE_SCALE` times the minimum."""
+    if effect is not None:
+        return float(max(min_samples, needed_samples(effect)))
     return float(reported or _REFERENCE_SCALE * min_samples)
+
+
+def _most_powerful(
+    pack: NormalizedScenarioPack, effect: float, min_samples: int, min_controls: int, days: int
+) -> float:
+    """The sample size of the best feasible plan: the needed items (an unavailable one replaced
+    by the lab's first substitute), the lab's minimum of controls and the duration that earns
+    full credit, with as many samples as the budget then pays for at the lab's prices, up to
+    what the effect needs (`needed_samples`) and never below the minimum. Rigor credits a plan's
+    power against this plan's, so it is what the prices and the budget allow, not what the paper
+    ran."""
+    needed = max(min_samples, needed_samples(effect))
+    rates = pack.lab.rates
+    if rates.per_sample <= 0:
+        return float(needed)
+    budget = min([pack.lab.budget_remaining, *pack.quantities.get("max_budget", ())])
+    fixed = days * rates.per_day + min_controls * rates.per_control
+    for essential in pack.essentials:
+        item = essential.item
+        name = item.name if item.available else (*pack.substitutes.get(item.key, ()), item.name)[0]
+        chosen = pack.resource_by_name.get(name.lower(), item)
+        fixed += rates.price_of(chosen.name, chosen.kind)
+    affordable = math.floor((budget - fixed) / rates.per_sample + 1e-9)
+    return float(max(min_samples, min(needed, affordable)))
 
 
 def _numbers(

@@ -2,7 +2,7 @@
 
 Φ must be a function of what the Scientist can know without reading the paper for it, so these
 facts keep the pack's public bounds, reviews and needed items (its brief and resource list) and
-the sample size the paper reports, and hold no study at all: no required element, technique or
+the sample size the paper's reported effect needs, and hold no study at all: no required element, technique or
 control, and no candidate to charge. Fidelity's study-dependent credit is then full for every
 plan, and what moves Φ is what the brief and the lab's check decide (rigor, feasibility,
 parsimony, the needed items). Not even the paper's stated verdicts go in: scored, they would
@@ -19,11 +19,14 @@ from replicalab.scenarios.types import NormalizedScenarioPack
 
 
 def public_facts(pack: NormalizedScenarioPack) -> CaseFacts:
-    """`case_facts(pack)` with no study in it and the paper's reported sample size."""
+    """`case_facts(pack)` with no study in it, its sample-size credit saturating where the paper's
+    reported effect (or, without one, its reported sample size) puts it."""
     facts = case_facts(pack)
     return dataclasses.replace(
         facts,
-        reference_samples=reference_samples(pack.paper.reported_sample_size, facts.min_samples),
+        reference_samples=reference_samples(
+            pack.paper.reported_sample_size, facts.min_samples, pack.paper.reported_effect_size
+        ),
         elements=(),
         distractors=(),
         controls=(),

@@ -29,18 +29,26 @@ cheap ways to look good do not pay:
   the paper does not back is a coin the study drew against the plan more often than for it, so
   claiming it loses on average: guessing never beats leaving it out, and naming several
   techniques never beats naming one.
-- Rigor saturates: sample-size credit grows as n / reported n and caps at the sample size
-  the paper reports (twice the minimum when it reports none); controls count up to what the lab
-  asks for.
+- Rigor is the chance the replication detects the effect the paper reports, relative to the
+  best feasible plan, times how sound its design is. The sample-size credit is the power of the
+  plan's test (`replicalab.power`) over the power of the best plan the lab's budget pays for at
+  its prices (`CaseFacts.reference_samples`; the needed sample size where the budget funds it),
+  capped at 1: power falls fast below that plan, so a plan cut to half its samples keeps about
+  half its credit, and more samples than the best plan buy nothing. The design credit weighs
+  controls (counted up to what the lab asks for), the required reviews and the duration. A
+  paper that reports no effect credits n / its reported n (twice the minimum when it reports
+  none) instead of power.
 """
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 from typing import NamedTuple
 
 from replicalab.judge.facts import CaseFacts
 from replicalab.models import FEASIBILITY_DIMENSIONS, FeasibilityCheckResult, Protocol
+from replicalab.power import power
 from replicalab.text import content_words, distinct_contents, occurs, spaced, words
 
 RATIONALE_WORDS = 60  # words of the rationale's opening that fidelity reads
@@ -49,7 +57,7 @@ TECHNIQUE_WORDS = 16  # words of the technique's opening that fidelity reads
 WORD_BUDGET = {"rationale": 60, "technique": 16, "control": 8}  # words before parsimony falls
 SPARE_CONTROLS = 2  # distinct controls beyond the lab's minimum before they count as padding
 
-RIGOR_WEIGHTS = (0.55, 0.2, 0.15, 0.1)  # sample size, controls, review, duration
+RIGOR_WEIGHTS = (0.45, 0.3, 0.25)  # the design credit's shares: controls, review, duration
 _FIDELITY_WEIGHTS = (0.45, 0.2, 0.15, 0.2)  # required elements, technique, original controls, items
 DISTRACTOR_PENALTY = 1.5  # credit lost per candidate (element, control, technique) the study did not use
 _HARD_FAILURE = 0.25  # feasibility factor per failed dimension
@@ -175,16 +183,16 @@ def wording_of(plan: Plan, facts: CaseFacts) -> Wording:
 def _control_credit(min_controls: int, reviews: tuple[str, ...], controls: tuple[str, ...]) -> Scored:
     """Rigor's share from controls: distinct ones against the minimum, and the reviews."""
     distinct = len(distinct_contents(controls))
-    credit = RIGOR_WEIGHTS[1] * min(1.0, distinct / min_controls)
+    credit = RIGOR_WEIGHTS[0] * min(1.0, distinct / min_controls)
     notes = []
     if distinct < min_controls:
         notes.append(f"rigor: {distinct} distinct controls of {min_controls} asked")
     text = "".join(map(spaced, controls))  # one text for all: see `spaced`
     missing = [r for r in reviews if not occurs(r, text)]
     if reviews:
-        credit += RIGOR_WEIGHTS[2] * (1.0 - len(missing) / len(reviews))
+        credit += RIGOR_WEIGHTS[1] * (1.0 - len(missing) / len(reviews))
     else:
-        credit += RIGOR_WEIGHTS[2]
+        credit += RIGOR_WEIGHTS[1]
     notes.extend(f"rigor: no control includes the {r}" for r in missing)
     return credit, tuple(notes)
 
@@ -197,14 +205,26 @@ def rigor(plan: Plan, facts: CaseFacts, wording: Wording | None = None) -> Score
         return 0.0, ("rigor: degenerate plan (no samples or no technique)",)
     notes = wording.control_notes
     n = plan.sample_size
-    sample = min(1.0, n / facts.reference_samples)
+    sample = sample_credit(n, facts)
     duration = min(1.0, plan.duration_days / facts.adequate_days)
     if sample < 1.0:
         notes += (f"rigor: {n} samples, full credit from {facts.reference_samples:g}",)
     if duration < 1.0:
         days = plan.duration_days
         notes += (f"rigor: {days} days, full credit from {facts.adequate_days}",)
-    return RIGOR_WEIGHTS[0] * sample + wording.control_credit + RIGOR_WEIGHTS[3] * duration, notes
+    return sample * (wording.control_credit + RIGOR_WEIGHTS[2] * duration), notes
+
+
+def sample_credit(n: int, facts: CaseFacts) -> float:
+    """Rigor's sample-size factor: the power at `n` over the power of the best feasible plan
+    (n / the reference n where the paper reports no effect), at most 1."""
+    reference = facts.reference_samples
+    if n >= reference:
+        return 1.0
+    if facts.effect_size is None:
+        return n / reference
+    best = power(facts.effect_size, math.ceil(reference))
+    return min(1.0, power(facts.effect_size, n) / best) if best > 0 else 1.0
 
 
 def soft_warnings(check: FeasibilityCheckResult) -> int:

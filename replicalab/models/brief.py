@@ -28,6 +28,9 @@ class Paper(Contract):
     reported_sample_size: int | None = Field(
         default=None, ge=1, le=MAX_SAMPLE_SIZE
     )  # the n the finding states
+    reported_effect_size: float | None = Field(
+        default=None, gt=0.0, le=10.0, allow_inf_nan=False
+    )  # the standardized effect (Cohen's d) the finding states, which a replication must detect
 
 
 class Candidates(Contract):

@@ -2,18 +2,28 @@
 
 Difficulty tightens the lab mechanically:
 
-- easy: the paper's own plan fits with slack; every essential item is available; the lab
-  charges the classic terms; two controls are asked for, and too few only warns.
-- medium: the budget pays for the study's plan without part of its samples (`Share`), at
-  prices drawn around the classic terms (`price_range`); one essential item is unavailable but
-  has an available allowed substitute; a shorter time limit.
-- hard: a smaller share of the samples on average, at prices above the classic terms; a time
-  limit near the case's shortest; no spare staff; one or two essential items need a
-  substitution; the paper leaves more of the method unsaid.
+- easy: the plan with the samples the paper's effect needs fits with slack; every essential
+  item is available; the lab charges the classic terms; two controls are asked for, and too few
+  only warns.
+- medium: the budget pays for the study's plan with only part of the samples its effect needs
+  (`Share`), at prices drawn around the classic terms (`price_range`); one essential item is
+  unavailable but has an available allowed substitute; a shorter time limit.
+- hard: a smaller share of the needed samples, at prices drawn from the classic terms to three
+  times them; a time limit near the case's shortest; no spare staff; one or two essential items
+  need a substitution; the paper leaves more of the method unsaid.
 
-So on medium and hard the study's own plan never fits, the best feasible plan sits on the
-budget's boundary, and where that boundary lies depends on the lab's prices, which the Scientist
-learns by asking or from the quote of a plan it proposed.
+So on medium and hard the plan the effect needs never fits, the best feasible plan sits on the
+budget's boundary, and where that boundary lies depends on the lab's prices, which the
+Scientist learns by asking or from the quote of a plan it proposed. Rigor credits the power of
+a plan's test against that best plan's (`replicalab.judge.scores`), and power falls fast below
+it, so a plan sized at a guess of the prices, or cut by the Lab Manager's halving, loses much of
+its rigor:
+
+| level | budget | prices × classic | missing essentials | min controls |
+|---|---|---|---|---|
+| easy | 1.25-1.6 × the needed plan | 1 | 0 | 2 (warns) |
+| medium | fixed costs + 35-75 % of the needed samples | 0.6-1.6 | 1 | 3 |
+| hard | fixed costs + 20-50 % of the needed samples | 1.0-3.0 | 1 or 2 | 3 |
 """
 
 from __future__ import annotations
@@ -38,7 +48,9 @@ class Drawn:
 
 @dataclass(frozen=True)
 class Slack:
-    """A budget of `least + spread · u` times what the paper's own plan costs at the lab's prices."""
+    """A budget of `least + spread · u` times what the plan the study needs (the samples its
+    reported effect needs) or the paper's own plan, whichever is dearer, costs at the lab's
+    prices."""
 
     least: float
     spread: float
@@ -46,9 +58,9 @@ class Slack:
 
 @dataclass(frozen=True)
 class Share:
-    """A budget below the study's own plan: what that plan costs at the lab's prices without its
-    samples (its controls, its items with the lab's substitutes, the duration that earns full
-    credit), plus a share in [low, high) of what its reported sample size costs."""
+    """A budget below the plan the study needs: what that plan costs at the lab's prices without
+    its samples (its controls, its items with the lab's substitutes, the duration that earns full
+    credit), plus a share in [low, high) of what the samples its reported effect needs cost."""
 
     low: float
     high: float
@@ -60,19 +72,19 @@ class Level:
 
     price_range: tuple[float, float]
     """What the lab charges, as multiples of the classic terms: the classic terms themselves on
-    easy, below or above them on medium, above them on hard (a busy facility that bills its
-    time), so a plan priced at the classic terms misses the budget's boundary on both harder
-    levels."""
+    easy, below or above them on medium, up to three times them on hard (a busy facility that
+    bills its time), each rate and item drawn on its own, so a plan priced without asking misses
+    the budget's boundary on both harder levels, often by a factor of two."""
     budget: Slack | Share
-    """How the budget is set: with slack over the paper's own plan, or below the study's plan so
-    that it binds.
+    """How the budget is set: with slack over the plan the study needs, or below it so that it
+    binds.
 
-    A binding budget's shares are high on purpose. A plan sized at the wrong prices ends, after
-    the Lab Manager's halving, with between half and all of the samples that fit (or, priced too
-    high, with the share of them that its estimate allowed), so what not knowing the prices costs
-    is a fixed part of the samples that fit: the more of the study the budget funds, the more a
-    Scientist that does not find out loses. Hard is tighter than medium on average and its prices
-    are further from the classic terms."""
+    A binding budget funds well under the needed samples on purpose: the best feasible plan then
+    has modest power, where power is steepest in the sample size, and the plan's fixed costs are
+    a large part of the budget, so an error in the guessed prices moves the boundary by many
+    samples. A plan sized at the wrong prices ends, after the Lab Manager's halving, with
+    between half and all of the samples that fit (or, priced too high, with the share of them
+    its estimate allowed), and keeps much less than that share of the best plan's power."""
     spent: tuple[float, float]  # (least, spread): the share of the budget already spent
     missing_essentials: tuple[int, int]  # (least, most) unavailable essential items; most on a fair coin
     extra_unavailable: float  # the odds that each extra item the lab lists is unavailable
@@ -104,7 +116,7 @@ LEVELS: dict[Difficulty, Level] = {
     ),
     "medium": Level(
         price_range=(0.6, 1.6),
-        budget=Share(low=0.85, high=0.95),
+        budget=Share(low=0.35, high=0.75),
         spent=(0.0, 0.1),
         missing_essentials=(1, 1),
         extra_unavailable=0.35,
@@ -118,8 +130,8 @@ LEVELS: dict[Difficulty, Level] = {
         p_said=0.95,
     ),
     "hard": Level(
-        price_range=(1.2, 2.4),
-        budget=Share(low=0.8, high=0.95),
+        price_range=(1.0, 3.0),
+        budget=Share(low=0.2, high=0.5),
         spent=(0.1, 0.15),
         missing_essentials=(1, 2),
         extra_unavailable=0.5,

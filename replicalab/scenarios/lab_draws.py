@@ -180,10 +180,11 @@ def _lab_facts(
     swaps: dict[str, str],
 ) -> LabFacts:
     """The lab's numbers, drawn as the level's row says (`LEVELS`): with slack on easy; on medium
-    and hard a budget below what the study's own plan costs at the lab's prices, so the best
-    feasible plan sits on the budget's boundary and depends on prices the Scientist must learn;
-    never below the minimal plan with the lab's substitutes at the lab's prices, so that one
-    always passes every check."""
+    and hard a budget below what the plan the study needs (the samples its reported effect
+    needs) costs at the lab's prices, so the best feasible plan sits on the budget's boundary
+    and depends on prices the Scientist must learn; never below the minimal plan with the lab's
+    substitutes at the lab's prices, so that one always passes every check. The staff can always
+    run the needed plan: the budget binds, not the staff."""
     row = LEVELS[level]
     reference = study.reference
     minimal = minimal_protocol(case.case, level, swaps, reference)
@@ -196,16 +197,14 @@ def _lab_facts(
     staff = row.staff.of(bounds.ref_staff if row.staff_from == "paper" else bounds.min_staff, draws.staff)
     least_spent, spread_spent = row.spent
     spent = least_spent + spread_spent * draws.spent
+    study_plan = minimal.model_copy(
+        update={"sample_size": study.needed_samples, "duration_days": adequate_days(time_limit)}
+    )
+    staff = max(staff, estimate_staff_load(study_plan))
     if isinstance(row.budget, Slack):
-        budget = bounds.ref_cost * (row.budget.least + row.budget.spread * draws.budget)
+        study_cost = max(bounds.ref_cost, estimate_protocol_cost(study_plan, rates=rates))
+        budget = study_cost * (row.budget.least + row.budget.spread * draws.budget)
     else:
-        study_plan = minimal.model_copy(
-            update={
-                "sample_size": max(reference.sample_size, case.case.min_sample_size),
-                "duration_days": adequate_days(time_limit),
-            }
-        )
-        staff = max(staff, estimate_staff_load(study_plan))  # the budget binds, not the staff
         low, high = row.budget.low, row.budget.high
         fixed = estimate_protocol_cost(study_plan, 0, rates)
         samples = estimate_protocol_cost(study_plan, rates=rates) - fixed

@@ -8,7 +8,9 @@ one that says the study used its technique, each original control, and each requ
 with a chance the difficulty sets (`LEVELS`); one that says it did not use some of the other
 candidates; and mentions of some candidates that say nothing about this study. Some neighbours
 of one kind are said together, in one sentence or two. The key finding states the drawn sample
-size and number. Every sentence comes with the `Fact`s it states (`Study.facts`), so the
+size and number, and the standardized effect the study found (`Paper.reported_effect_size`,
+drawn so that the sample size it needs varies widely against the reported one). Every sentence
+comes with the `Fact`s it states (`Study.facts`), so the
 public-information ceiling is exact. A careful reader recovers most of what the judge's fidelity
 rewards, while remembering a title recovers nothing that changes from pack to pack. Nothing
 public is read off the hidden spec: both come from the draw.
@@ -16,9 +18,11 @@ public is read off the hidden spec: both come from the draw.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from replicalab.models import Candidates, Paper
+from replicalab.power import effect_for, needed_samples
 from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
 from replicalab.scenarios.wording import Fact, Said, Voice, say, say_together, structures_for, voice
@@ -46,8 +50,14 @@ _SLOTS = (
     1,
     8,
     8,
-    16,
-)  # technique, element ranks, control ranks, n, target, said, denied, (unused)
+    1,
+    15,
+)  # technique, element ranks, control ranks, n, target, said, denied, effect, (unused)
+NEEDED_RANGE = (0.5, 4.0)
+"""The sample size the reported effect needs (`needed_samples`) is drawn log-uniformly between
+these multiples of the reported one, so that no fixed factor of the reported n sizes a plan."""
+MOST_NEEDED = 100
+"""The most samples a reported effect needs: the structured action's largest sample size."""
 _WORDING_SLOTS = (8, 8, 8, 4, 4, 6, 6, 40, 32)  # element forms, mentions, mention forms, technique
 # coins, technique forms, control coins, control forms, order, joins
 
@@ -60,6 +70,7 @@ class Study:
     elements: tuple[Element, ...]  # the required elements, in the case's order
     controls: tuple[Choice, ...]  # the original controls, in the case's order
     sample_size: int
+    needed_samples: int  # what the reported effect needs (`needed_samples`), at least the case's least
     target: str  # the headline number as the paper prints it
     paper: Paper
     facts: tuple[Fact, ...]  # what each sentence (or pair) of the method states of each candidate, in order
@@ -80,7 +91,9 @@ def candidates_of(case: PaperCase) -> Candidates:
 def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list[float]) -> Study:
     """The study of a pack, from `STUDY_DRAWS` uniforms in [0, 1) and `WORDING_DRAWS` more for
     the way its paper says it."""
-    (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied, _ = _split(u, _SLOTS)
+    (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied, (effect_u,), _ = _split(
+        u, _SLOTS
+    )
     technique = case.techniques[int(technique_u * len(case.techniques))]
     drawn = _chosen(len(case.elements), element_ranks, case.required_count)
     elements = tuple(e for i, e in enumerate(case.elements) if i in drawn)
@@ -88,6 +101,7 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
     controls = tuple(c for i, c in enumerate(case.controls) if i in kept)
     low, high = case.sample_size_range
     n = low + int(n_u * (high - low + 1))
+    effect = _effect(case, n, effect_u)
     t_low, t_high = case.target_range
     target = f"{t_low + (t_high - t_low) * target_u:.{case.target_decimals}f}"
     facts = _method_facts(case, technique, drawn, kept, (said, denied), wording, LEVELS[level].p_said)
@@ -101,8 +115,9 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
         title=case.title,
         hypothesis=hypothesis,
         method=method,
-        key_finding=filled(case.finding),
+        key_finding=f"{filled(case.finding)} The effect size is d = {effect:.2f} (Cohen's d).",
         reported_sample_size=n,
+        reported_effect_size=effect,
     )
     reference = HiddenReferenceSpec(
         summary=f"{case.title}: {technique.name}, with {'; '.join(e.name for e in elements)}",
@@ -119,6 +134,7 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
         elements=elements,
         controls=controls,
         sample_size=n,
+        needed_samples=max(case.min_sample_size, needed_samples(effect)),
         target=target,
         paper=paper,
         facts=tuple(facts),
@@ -126,6 +142,18 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
         success_criteria=tuple(filled(text) for text in case.success_criteria),
         reference=reference,
     )
+
+
+def _effect(case: PaperCase, n: int, u: float) -> float:
+    """The standardized effect the paper reports, to two decimals, from the uniform `u`: the
+    effect whose needed sample size is drawn log-uniformly in `NEEDED_RANGE` times the reported
+    `n`, within the case's least sample size and `MOST_NEEDED`, so the printed effect needs
+    between those two."""
+    low = max(case.min_sample_size, NEEDED_RANGE[0] * n)
+    high = max(low, min(MOST_NEEDED, NEEDED_RANGE[1] * n))
+    strongest = math.floor(effect_for(low) * 100.0) / 100.0  # needs at least `low` samples
+    weakest = math.ceil(effect_for(high) * 100.0) / 100.0  # needs at most `high`
+    return min(strongest, max(weakest, round(effect_for(low * (high / low) ** u), 2)))
 
 
 def _method_facts(
