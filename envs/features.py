@@ -61,7 +61,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import pairwise
+from itertools import chain, pairwise
 from typing import NamedTuple
 
 import numpy as np
@@ -104,32 +104,63 @@ _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
 _SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
 
 
-def text_columns(paper: Paper, name: str) -> np.ndarray:
-    """`CUE_FIELDS` of the candidate `name` in `paper`'s method: how many sentences mention it,
-    whether one names it exactly, the best share of its words, and the hashed words and word
-    pairs around it (the module says which); all 0 where no sentence mentions it."""
-    out = np.zeros(len(CUE_FIELDS), dtype=np.float32)
-    found = cues(paper, name)
-    if not found:
-        return out
+def text_columns(paper: Paper, names: Sequence[str]) -> np.ndarray:
+    """`CUE_FIELDS` of each candidate of `names` in `paper`'s method, one row each: how many
+    sentences mention it, whether one names it exactly, the best share of its words, and the
+    hashed words and word pairs around it (the module says which); all 0 where no sentence
+    mentions it (or the name is empty). The paper is read once for all of them."""
+    out = np.zeros((len(names), len(CUE_FIELDS)), dtype=np.float32)
     said = sentences(paper.method)
-    own = content_words(name)
-    hashed: list[int] = []
-    for cue in found:
-        hashed += _around(said[cue.sentence], own)
-        if cue.sentence + 1 < len(said):
-            hashed += _after(said[cue.sentence + 1], own)
-    out[0] = min(1.0, len(found) / _MAX_MENTIONS)
-    out[1] = any(cue.exact for cue in found)
-    out[2] = max(cue.share for cue in found)
-    counts = np.bincount(hashed, minlength=HASH_BUCKETS)
-    out[len(NAMING_FIELDS) :] = np.minimum(counts / _MAX_COUNT, 1.0)
+    mentioned: list[int] = []
+    naming: list[tuple[float, bool, float]] = []
+    hashed: list[tuple[int, ...]] = []  # each mentioned candidate's buckets
+    for row, name in enumerate(names):
+        found = cues(paper, name) if name else ()
+        if not found:
+            continue
+        own = content_words(name)
+        buckets: list[int] = []
+        for cue in found:
+            buckets += _around(said[cue.sentence], own)
+            if cue.sentence + 1 < len(said):
+                buckets += _after(said[cue.sentence + 1], own)
+        mentioned.append(row)
+        naming.append(
+            (min(1.0, len(found) / _MAX_MENTIONS), any(c.exact for c in found), max(c.share for c in found))
+        )
+        hashed.append(tuple(buckets))
+    if not mentioned:
+        return out
+    out[mentioned, : len(NAMING_FIELDS)] = naming
+    owners = np.repeat(np.arange(len(mentioned)), [len(b) for b in hashed])
+    flat = np.fromiter(chain.from_iterable(hashed), dtype=np.intp, count=len(owners))
+    counts = np.bincount(owners * HASH_BUCKETS + flat, minlength=len(mentioned) * HASH_BUCKETS)
+    out[mentioned, len(NAMING_FIELDS) :] = np.minimum(counts.reshape(-1, HASH_BUCKETS) / _MAX_COUNT, 1.0)
     return out
 
 
-def _bucket(feature: str) -> int:
+class _Word(NamedTuple):
+    """One word's part in the text features: the bucket of each feature it makes alone, and
+    what a word pair "a b" needs (its bucket is `zlib.crc32` of "a b", continued from "a")."""
+
+    before: int  # the bucket of "<word"
+    after: int  # ">word"
+    following: int  # "+word"
+    crc: int  # zlib.crc32 of "word"
+    tail: bytes  # " word"
+
+
+def _bucket(feature: bytes) -> int:
     """The bucket of a text feature: the same in every process, whatever PYTHONHASHSEED."""
-    return zlib.crc32(feature.encode()) % HASH_BUCKETS
+    return zlib.crc32(feature) % HASH_BUCKETS
+
+
+@lru_cache(maxsize=8192)  # a method's vocabulary is small and recurs across packs
+def _word(word: str) -> _Word:
+    text = word.encode()
+    return _Word(
+        _bucket(b"<" + text), _bucket(b">" + text), _bucket(b"+" + text), zlib.crc32(text), b" " + text
+    )
 
 
 def _placed(tokens: tuple[str, ...], own: frozenset[str]) -> list[str]:
@@ -150,16 +181,18 @@ def _around(sentence: str, own: frozenset[str]) -> tuple[int, ...]:
     of adjacent words, the candidate one `_HERE`."""
     placed = _placed(words(sentence), own)
     first = placed.index(_HERE) if _HERE in placed else len(placed)
-    features = [f"{'<' if i < first else '>'}{w}" for i, w in enumerate(placed) if w != _HERE]
-    features += [f"{a} {b}" for a, b in pairwise(placed)]
-    return tuple(map(_bucket, features))
+    looked = [_word(w) for w in placed]
+    buckets = [w.before for w in looked[:first]]
+    buckets += [w.after for text, w in zip(placed[first:], looked[first:], strict=True) if text != _HERE]
+    buckets += [zlib.crc32(b.tail, a.crc) % HASH_BUCKETS for a, b in pairwise(looked)]
+    return tuple(buckets)
 
 
 @lru_cache(maxsize=8192)
 def _after(sentence: str, own: frozenset[str]) -> tuple[int, ...]:
     """The buckets of the sentence after a mention: each word, marked as the next sentence's
     ("+"), the candidate one `_HERE`."""
-    return tuple(_bucket(f"+{w}") for w in _placed(words(sentence), own))
+    return tuple(_word(w).following for w in _placed(words(sentence), own))
 
 
 class Piece(NamedTuple):
@@ -276,17 +309,19 @@ class Observer:
         self._lab_manager_static[: shared.size] = shared
 
     def _read_paper(self, layout: Layout, codec: ScientistCodec) -> None:
-        """Each candidate's text columns in the paper's method, read once."""
-        paper, out = codec.scenario.paper, self._scientist_static
-        for piece, names, width in (
+        """Every candidate slot's text columns in the paper's method, read once."""
+        out = self._scientist_static
+        slots = (
             ("technique", codec.techniques, len(TECHNIQUE_FIELDS)),
             ("control", codec.controls, len(CONTROL_FIELDS)),
             ("element", codec.elements, len(ELEMENT_FIELDS)),
-        ):
-            for k, name in enumerate(names):
-                if name:  # else its columns stay 0
-                    base = layout.start[piece] + k * width + 1
-                    out[base : base + len(CUE_FIELDS)] = text_columns(paper, name)
+        )
+        names = [name for _, listed, _ in slots for name in listed]
+        read = iter(text_columns(codec.scenario.paper, names))
+        for piece, listed, width in slots:
+            for k in range(len(listed)):
+                base = layout.start[piece] + k * width + 1
+                out[base : base + len(CUE_FIELDS)] = next(read)
         for i, name in enumerate(codec.elements):
             out[layout.start["element"] + i * len(ELEMENT_FIELDS)] = bool(name)
 

@@ -36,7 +36,7 @@ def test_a_rule_claims_the_candidates_its_column_passes(field: str, threshold: f
         c = pack.candidates
 
         def passing(names: list[str], paper: Paper = pack.paper) -> tuple[str, ...]:
-            values = [text_columns(paper, name)[column] for name in names]
+            values = list(text_columns(paper, names)[:, column])
             return tuple(
                 n for n, v in zip(names, values, strict=True) if (v < threshold if below else v >= threshold)
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 
@@ -22,7 +23,7 @@ def _paper(method: str) -> Paper:
 
 
 def _hashed(method: str, name: str = NAME) -> np.ndarray:
-    return text_columns(_paper(method), name)[len(NAMING_FIELDS) :]
+    return text_columns(_paper(method), [name])[0, len(NAMING_FIELDS) :]
 
 
 def test_every_text_column_is_named_and_none_is_a_word_list() -> None:
@@ -35,7 +36,7 @@ def test_every_text_column_is_named_and_none_is_a_word_list() -> None:
 
 
 def test_a_candidate_no_sentence_mentions_has_all_zero_columns() -> None:
-    assert not text_columns(_paper("The model is trained. Weights are averaged."), NAME).any()
+    assert not text_columns(_paper("The model is trained. Weights are averaged."), [NAME, ""]).any()
 
 
 def test_the_words_around_a_candidate_and_the_next_sentence_count_the_rest_does_not() -> None:
@@ -60,7 +61,7 @@ def test_the_columns_are_the_same_under_any_hash_seed() -> None:
         "from replicalab.scenarios import generate_scenario;"
         "from replicalab.envs.features import text_columns;"
         "p = generate_scenario(3, 'ml_benchmark', 'hard', 'test');"
-        "print(b''.join(text_columns(p.paper, n).tobytes() for n in p.candidates.elements).hex())"
+        "print(text_columns(p.paper, p.candidates.elements).tobytes().hex())"
     )
     seen = {
         subprocess.run(
@@ -88,7 +89,18 @@ def test_the_observation_carries_each_slot_s_text_columns() -> None:
                 ("element", slots.elements),
                 ("control", slots.controls),
             ):
-                for i, name in enumerate(listed):
+                read = text_columns(env.unwrapped.episode.scenario.paper, listed)
+                for i in range(len(listed)):
                     start = names.index(f"{piece}[{i}].{CUE_FIELDS[0]}")
-                    shown = observation[start : start + len(CUE_FIELDS)]
-                    assert np.array_equal(shown, text_columns(env.unwrapped.episode.scenario.paper, name))
+                    assert np.array_equal(observation[start : start + len(CUE_FIELDS)], read[i])
+
+
+def test_each_feature_goes_to_the_bucket_crc32_of_its_text_picks() -> None:
+    method = f"The runs use {NAME} in training. Only two were kept."
+    features = ["<the", "<runs", "<use", ">in", ">training"]  # the candidate is one place-holder
+    features += ["the runs", "runs use", "use @", "@ in", "in training"]
+    features += ["+only", "+two", "+were", "+kept"]
+    expected = np.zeros(HASH_BUCKETS)
+    for feature in features:
+        expected[zlib.crc32(feature.encode()) % HASH_BUCKETS] += 1
+    assert np.array_equal(_hashed(method), np.minimum(expected / 4, 1).astype(np.float32))

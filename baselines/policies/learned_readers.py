@@ -297,15 +297,15 @@ def _by_frame(name: Tokens, tokens: Tokens, frames: Iterable[Tokens]) -> int | N
 def cue_rows(packs: Iterable[NormalizedScenarioPack]) -> tuple[np.ndarray, list[bool]]:
     """Every candidate of the train `packs` as its text columns, and whether some sentence of
     its method says the study used it."""
-    rows: list[np.ndarray] = []
+    rows: list[np.ndarray] = [np.zeros((0, len(CUE_FIELDS)), dtype=np.float32)]
     labels: list[bool] = []
     for pack in packs:
         used = {f.candidate for f in train_facts([pack]) if f.meaning == "used"}
         c = pack.candidates
-        for name in (*c.techniques, *c.elements, *c.controls):
-            rows.append(text_columns(pack.paper, name))
-            labels.append(name in used)
-    return np.array(rows), labels
+        names = (*c.techniques, *c.elements, *c.controls)
+        rows.append(text_columns(pack.paper, names))
+        labels += (name in used for name in names)
+    return np.vstack(rows), labels
 
 
 @dataclass(frozen=True, eq=True)
@@ -321,7 +321,7 @@ class CueProbe:
         return cls(fit_logistic(_widened(rows, pairs), named), pairs)
 
     def claims(self, paper: Paper, name: str, names: tuple[str, ...] = ()) -> bool:
-        row = _widened(text_columns(paper, name)[None, :], self.pairs)
+        row = _widened(text_columns(paper, [name]), self.pairs)
         return self.model.predict(row)[0] == "used"
 
 

@@ -110,7 +110,7 @@ class SingleCueScientist(ClaimingScientist):
 
     def claims(self, paper: Paper, name: str) -> bool:
         """Whether the rule claims the candidate `name` of `paper`."""
-        value = float(text_columns(paper, name)[self.column])
+        value = float(text_columns(paper, [name])[0, self.column])
         return value < self.threshold if self.below else value >= self.threshold
 
 
