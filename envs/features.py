@@ -33,7 +33,7 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 | `control[j].included` | the protocol includes the j-th control of the pack's vocabulary | 0/1 |
 | `element[i].present`, `.addressed` | the pack's i-th candidate element exists; the protocol's rationale addresses it | 0/1 |
 | `technique[k].chosen` | the protocol's technique is the k-th of the vocabulary | one-hot |
-| `…[i].mentions` | sentences of the method that mention the candidate (its exact words, at least half its content words, or a word of its name no other candidate's name holds) | / 4 |
+| `…[i].mentions` | sentences of the method that mention the candidate (its exact words, or at least half its content words) | / 4 |
 | `…[i].exact` | some mention has its exact words in order | 0/1 |
 | `…[i].partial` | the largest share of its content words in one sentence | 0-1 |
 | `…[i].hash[b]` | occurrences, in the sentences that mention the candidate and the sentence after each, of the words and word pairs whose hash falls in bucket b of 64 (see below) | / 4 |
@@ -73,7 +73,7 @@ from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind, Paper
 from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST, SCIENTIST_ACTION_TYPES
 from replicalab.reading import cues
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
-from replicalab.text import content_words, marks, mentions, sentences, words
+from replicalab.text import content_words, mentions, sentences, words
 
 LIMITS = (
     "budget",
@@ -104,38 +104,30 @@ _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
 _SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
 
 
-def text_columns(paper: Paper, names: Sequence[str], listed: Sequence[str] = ()) -> np.ndarray:
+def text_columns(paper: Paper, names: Sequence[str]) -> np.ndarray:
     """`CUE_FIELDS` of each candidate of `names` in `paper`'s method, one row each: how many
     sentences mention it, whether one names it exactly, the best share of its words, and the
     hashed words and word pairs around it (the module says which); all 0 where no sentence
-    mentions it (or the name is empty). A sentence mentions a candidate when it holds at least
-    half its content words, or, for a candidate the brief lists (`listed`: every one it lists),
-    a word of its name no other listed name holds. The paper is read once for all of them."""
+    mentions it (or the name is empty). The paper is read once for all of them."""
     out = np.zeros((len(names), len(CUE_FIELDS)), dtype=np.float32)
     said = sentences(paper.method)
-    bags = tuple(frozenset(words(sentence)) for sentence in said) if listed else ()
-    brief = tuple(listed)
     mentioned: list[int] = []
     naming: list[tuple[float, bool, float]] = []
     hashed: list[tuple[int, ...]] = []  # each mentioned candidate's buckets
     for row, name in enumerate(names):
-        own = content_words(name)
-        at = {cue.sentence: (cue.exact, cue.share) for cue in (cues(paper, name) if name else ())}
-        mark = marks(name, brief) if name in brief else frozenset()
-        if mark:
-            for number, bag in enumerate(bags):
-                if number not in at and not bag.isdisjoint(mark):
-                    at[number] = (False, len(own & bag) / len(own))
-        if not at:
+        found = cues(paper, name) if name else ()
+        if not found:
             continue
+        own = content_words(name)
         buckets: list[int] = []
-        for number in at:
-            buckets += _around(said[number], own)
-            if number + 1 < len(said):
-                buckets += _after(said[number + 1], own)
+        for cue in found:
+            buckets += _around(said[cue.sentence], own)
+            if cue.sentence + 1 < len(said):
+                buckets += _after(said[cue.sentence + 1], own)
         mentioned.append(row)
-        exact, share = zip(*at.values(), strict=True)
-        naming.append((min(1.0, len(at) / _MAX_MENTIONS), any(exact), max(share)))
+        naming.append(
+            (min(1.0, len(found) / _MAX_MENTIONS), any(c.exact for c in found), max(c.share for c in found))
+        )
         hashed.append(tuple(buckets))
     if not mentioned:
         return out
@@ -325,8 +317,7 @@ class Observer:
             ("element", codec.elements, len(ELEMENT_FIELDS)),
         )
         names = [name for _, listed, _ in slots for name in listed]
-        c = codec.scenario.candidates
-        read = iter(text_columns(codec.scenario.paper, names, (*c.techniques, *c.elements, *c.controls)))
+        read = iter(text_columns(codec.scenario.paper, names))
         for piece, listed, width in slots:
             for k in range(len(listed)):
                 base = layout.start[piece] + k * width + 1

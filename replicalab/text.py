@@ -103,14 +103,6 @@ def content_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words(text) if w not in STOP_WORDS)
 
 
-@lru_cache(maxsize=4096)  # a case lists the same candidates in every pack of it
-def marks(name: str, names: tuple[str, ...]) -> frozenset[str]:
-    """The words of `name` that no other of `names` holds: a sentence holding one speaks of it,
-    whatever else it calls it ("the step involving warm-up")."""
-    others = frozenset().union(*(content_words(n) for n in names if n != name))
-    return content_words(name) - others if names else frozenset()
-
-
 @lru_cache(maxsize=4096)
 def distinct_contents(texts: tuple[str, ...]) -> tuple[frozenset[str], ...]:
     """The distinct meaningful entries of a list, each as its set of content words, in a fixed

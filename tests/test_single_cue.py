@@ -35,12 +35,8 @@ def test_a_rule_claims_the_candidates_its_column_passes(field: str, threshold: f
     for pack in PACKS:
         c = pack.candidates
 
-        listed = (*c.techniques, *c.elements, *c.controls)
-
-        def passing(
-            names: list[str], paper: Paper = pack.paper, listed: tuple[str, ...] = listed
-        ) -> tuple[str, ...]:
-            values = list(text_columns(paper, names, listed)[:, column])
+        def passing(names: list[str], paper: Paper = pack.paper) -> tuple[str, ...]:
+            values = list(text_columns(paper, names)[:, column])
             return tuple(
                 n for n, v in zip(names, values, strict=True) if (v < threshold if below else v >= threshold)
             )

@@ -40,7 +40,7 @@ from replicalab.reading import PARTIAL
 from replicalab.scenarios import NormalizedScenarioPack
 from replicalab.scenarios.generator import paper_facts
 from replicalab.scenarios.wording import MEANINGS, Fact
-from replicalab.text import NEGATIONS, content_words, marks, words
+from replicalab.text import NEGATIONS, content_words, words
 
 Tokens = tuple[str, ...]
 SLOT = "{X}"  # where a frame holds its candidate
@@ -87,6 +87,13 @@ class FittedReaderScientist(ClaimingScientist):
 
     def claims(self, paper: Paper, name: str) -> bool:
         return self.rule.claims(paper, name, self._names)
+
+
+def marks(name: str, names: tuple[str, ...]) -> frozenset[str]:
+    """The words of `name` that no other of `names` holds: a sentence holding one speaks of it,
+    whatever else it calls it ("the step involving warm-up")."""
+    others = frozenset().union(*(content_words(n) for n in names if n != name))
+    return content_words(name) - others if names else frozenset()
 
 
 class _SentenceReader:
@@ -296,7 +303,7 @@ def cue_rows(packs: Iterable[NormalizedScenarioPack]) -> tuple[np.ndarray, list[
         used = {f.candidate for f in train_facts([pack]) if f.meaning == "used"}
         c = pack.candidates
         names = (*c.techniques, *c.elements, *c.controls)
-        rows.append(text_columns(pack.paper, names, names))
+        rows.append(text_columns(pack.paper, names))
         labels += (name in used for name in names)
     return np.vstack(rows), labels
 
@@ -314,7 +321,7 @@ class CueProbe:
         return cls(fit_logistic(_widened(rows, pairs), named), pairs)
 
     def claims(self, paper: Paper, name: str, names: tuple[str, ...] = ()) -> bool:
-        row = _widened(text_columns(paper, [name], names), self.pairs)
+        row = _widened(text_columns(paper, [name]), self.pairs)
         return self.model.predict(row)[0] == "used"
 
 

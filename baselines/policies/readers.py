@@ -107,16 +107,10 @@ class SingleCueScientist(ClaimingScientist):
         if field not in CUE_FIELDS:
             raise ValueError(f"field: {field!r} is not a text column; columns: {', '.join(CUE_FIELDS)}")
         self.column, self.threshold, self.below = CUE_FIELDS.index(field), threshold, below
-        self._listed: tuple[str, ...] = ()  # the brief's candidates, which ground a description
-
-    def choices(self, observation: ScientistObservation) -> Choices:
-        c = observation.candidates
-        self._listed = (*c.techniques, *c.elements, *c.controls)
-        return super().choices(observation)
 
     def claims(self, paper: Paper, name: str) -> bool:
         """Whether the rule claims the candidate `name` of `paper`."""
-        value = float(text_columns(paper, [name], self._listed)[0, self.column])
+        value = float(text_columns(paper, [name])[0, self.column])
         return value < self.threshold if self.below else value >= self.threshold
 
 
