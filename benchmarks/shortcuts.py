@@ -88,7 +88,7 @@ def _reading_rows(fitted: Fitted) -> list[Row]:
         Row("exact-name", "exact name, no negation word", "read", ExactNameScientist),
         Row("memorizer", "memorizer (train titles; blind elsewhere)", "read", lambda: fitted.memorizer),
         Row("prior", "prior (position and name length)", "read", lambda: fitted.prior),
-        Row("probe", "logistic probe on the cue columns", "observe", partial(reader, fitted.probe, "probe")),
+        Row("probe", "logistic probe on the text columns", "observe", partial(reader, fitted.probe, "probe")),
         Row(
             "pair-probe",
             "logistic probe, + pairwise products",

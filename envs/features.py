@@ -37,11 +37,15 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 | `…[i].mentions` | sentences of the method that mention the candidate (its exact words, or at least half its content words) | / 4 |
 | `…[i].exact` | some mention has its exact words in order | 0/1 |
 | `…[i].partial` | the largest share of its content words in one sentence | 0-1 |
-| `…[i].negation`, `.contrast`, `.hedge` | some mentioning sentence has a negation word ("no", "not", "without"), a contrast word ("rather", "instead", "dropped", "unlike", "future"), a word of other work ("related", "earlier", "prior", "limitation") | 0/1 |
-| `…[i].former`, `.latter`, `.first` | some mentioning sentence, or the clause after it, refers back to "the former" / "the latter"; there, the candidate is named before the sentence's first "and" (the former of the pair) | 0/1 |
+| `…[i].hash[b]` | occurrences, in the sentences that mention the candidate and the sentence after each, of the words and word pairs whose hash falls in bucket b of 64 (see below) | / 4 |
 
-The `…` columns exist for `technique[k]`, `control[j]` and `element[i]` alike: they are cues a
-reader notices, never a verdict on what the study did (`docs/observation-features.md` says why).
+The `…` columns exist for `technique[k]`, `control[j]` and `element[i]` alike: what the method
+says around a candidate, for a learner to read, never a verdict on what the study did. In a
+mentioning sentence the candidate's own content words become one place-holder; each other word
+counts as itself and on which side of the candidate it stands, each pair of adjacent words (the
+place-holder included) counts once; each word of the next sentence counts once more, marked as
+the next sentence's. Each such feature goes to the bucket `zlib.crc32` of it picks (the same in
+every process), so words share buckets and no column is a word list.
 
 The Lab Manager's vector goes on with what it answers from:
 
@@ -55,7 +59,10 @@ The Lab Manager's vector goes on with what it answers from:
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
+from functools import lru_cache
+from itertools import chain, pairwise
 from typing import NamedTuple
 
 import numpy as np
@@ -63,11 +70,11 @@ import numpy as np
 from replicalab.envs.codec import ScientistCodec
 from replicalab.envs.spaces import MAX_CONTROLS, MAX_DURATION, MAX_ELEMENTS, MAX_ITEMS, MAX_TECHNIQUES
 from replicalab.episode import Episode
-from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind
+from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind, Paper
 from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST, SCIENTIST_ACTION_TYPES
-from replicalab.reading import Cue, cues
+from replicalab.reading import cues
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
-from replicalab.text import mentions
+from replicalab.text import content_words, mentions, sentences, words
 
 LIMITS = (
     "budget",
@@ -83,32 +90,111 @@ PROTOCOL_FIELDS = ("present", "sample_size", "duration_days", "controls", "cost"
 ITEM_FIELDS = ("present", "available", "essential", "equipment", "has_substitute", "requested", "price")
 RATE_FIELDS = ("revealed", "per_sample", "per_day", "per_control")
 SUGGESTION_FIELDS = ("exists", "improved", "remaining_failures")
-CUE_FIELDS = ("mentions", "exact", "partial", "negation", "contrast", "hedge", "former", "latter", "first")
-"""What a reader notices about a candidate in the method (`replicalab.reading.cues`), no verdict."""
+HASH_BUCKETS = 64  # hashed text columns per candidate slot
+NAMING_FIELDS = ("mentions", "exact", "partial")
+CUE_FIELDS = (*NAMING_FIELDS, *(f"hash[{b}]" for b in range(HASH_BUCKETS)))
+"""What the method says around a candidate (`text_columns`), no verdict."""
 TECHNIQUE_FIELDS = ("chosen", *CUE_FIELDS)
 CONTROL_FIELDS = ("included", *CUE_FIELDS)
 ELEMENT_FIELDS = ("present", *CUE_FIELDS, "addressed")
 _MAX_MENTIONS = 4  # sentences mentioning one candidate, the `mentions` scale
-_EXACT, _SHARE = Cue._fields.index("exact"), Cue._fields.index("share")
-_FLAGS = tuple(Cue._fields.index(field) for field in CUE_FIELDS[3:])  # the yes/no cues
+_MAX_COUNT = 4.0  # occurrences of one hashed bucket that fill its column
+_HERE = "@"  # where the candidate stands in a sentence (no word holds "@")
 _REQUESTED = ITEM_FIELDS.index("requested")
 _PRICE = ITEM_FIELDS.index("price")
 _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
 _SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
 
 
-def cue_row(found: tuple[Cue, ...]) -> tuple[float, ...]:
-    """`CUE_FIELDS` of a candidate: how many sentences mention it, whether one names it exactly,
-    the best share of its words, and whether some mention carries each cue."""
-    if not found:
-        return (0.0,) * len(CUE_FIELDS)
-    columns = tuple(zip(*found, strict=True))  # each of `Cue`'s fields over the mentions
-    return (
-        min(1.0, len(found) / _MAX_MENTIONS),
-        float(any(columns[_EXACT])),
-        max(columns[_SHARE]),
-        *(float(any(columns[i])) for i in _FLAGS),
+def text_columns(paper: Paper, names: Sequence[str]) -> np.ndarray:
+    """`CUE_FIELDS` of each candidate of `names` in `paper`'s method, one row each: how many
+    sentences mention it, whether one names it exactly, the best share of its words, and the
+    hashed words and word pairs around it (the module says which); all 0 where no sentence
+    mentions it (or the name is empty). The paper is read once for all of them."""
+    out = np.zeros((len(names), len(CUE_FIELDS)), dtype=np.float32)
+    said = sentences(paper.method)
+    mentioned: list[int] = []
+    naming: list[tuple[float, bool, float]] = []
+    hashed: list[tuple[int, ...]] = []  # each mentioned candidate's buckets
+    for row, name in enumerate(names):
+        found = cues(paper, name) if name else ()
+        if not found:
+            continue
+        own = content_words(name)
+        buckets: list[int] = []
+        for cue in found:
+            buckets += _around(said[cue.sentence], own)
+            if cue.sentence + 1 < len(said):
+                buckets += _after(said[cue.sentence + 1], own)
+        mentioned.append(row)
+        naming.append(
+            (min(1.0, len(found) / _MAX_MENTIONS), any(c.exact for c in found), max(c.share for c in found))
+        )
+        hashed.append(tuple(buckets))
+    if not mentioned:
+        return out
+    out[mentioned, : len(NAMING_FIELDS)] = naming
+    owners = np.repeat(np.arange(len(mentioned)), [len(b) for b in hashed])
+    flat = np.fromiter(chain.from_iterable(hashed), dtype=np.intp, count=len(owners))
+    counts = np.bincount(owners * HASH_BUCKETS + flat, minlength=len(mentioned) * HASH_BUCKETS)
+    out[mentioned, len(NAMING_FIELDS) :] = np.minimum(counts.reshape(-1, HASH_BUCKETS) / _MAX_COUNT, 1.0)
+    return out
+
+
+class _Word(NamedTuple):
+    """One word's part in the text features: the bucket of each feature it makes alone, and
+    what a word pair "a b" needs (its bucket is `zlib.crc32` of "a b", continued from "a")."""
+
+    before: int  # the bucket of "<word"
+    after: int  # ">word"
+    following: int  # "+word"
+    crc: int  # zlib.crc32 of "word"
+    tail: bytes  # " word"
+
+
+def _bucket(feature: bytes) -> int:
+    """The bucket of a text feature: the same in every process, whatever PYTHONHASHSEED."""
+    return zlib.crc32(feature) % HASH_BUCKETS
+
+
+@lru_cache(maxsize=8192)  # a method's vocabulary is small and recurs across packs
+def _word(word: str) -> _Word:
+    text = word.encode()
+    return _Word(
+        _bucket(b"<" + text), _bucket(b">" + text), _bucket(b"+" + text), zlib.crc32(text), b" " + text
     )
+
+
+def _placed(tokens: tuple[str, ...], own: frozenset[str]) -> list[str]:
+    """`tokens` with each run of the candidate's own words made one `_HERE`."""
+    placed: list[str] = []
+    for w in tokens:
+        if w not in own:
+            placed.append(w)
+        elif not placed or placed[-1] != _HERE:
+            placed.append(_HERE)
+    return placed
+
+
+@lru_cache(maxsize=8192)  # sentences and candidates recur across packs: a case's methods share them
+def _around(sentence: str, own: frozenset[str]) -> tuple[int, ...]:
+    """The buckets of a sentence that mentions a candidate of content words `own`: each other
+    word with its side of the candidate ("<" before its first mention, ">" after), and each pair
+    of adjacent words, the candidate one `_HERE`."""
+    placed = _placed(words(sentence), own)
+    first = placed.index(_HERE) if _HERE in placed else len(placed)
+    looked = [_word(w) for w in placed]
+    buckets = [w.before for w in looked[:first]]
+    buckets += [w.after for text, w in zip(placed[first:], looked[first:], strict=True) if text != _HERE]
+    buckets += [zlib.crc32(b.tail, a.crc) % HASH_BUCKETS for a, b in pairwise(looked)]
+    return tuple(buckets)
+
+
+@lru_cache(maxsize=8192)
+def _after(sentence: str, own: frozenset[str]) -> tuple[int, ...]:
+    """The buckets of the sentence after a mention: each word, marked as the next sentence's
+    ("+"), the candidate one `_HERE`."""
+    return tuple(_word(w).following for w in _placed(words(sentence), own))
 
 
 class Piece(NamedTuple):
@@ -225,22 +311,19 @@ class Observer:
         self._lab_manager_static[: shared.size] = shared
 
     def _read_paper(self, layout: Layout, codec: ScientistCodec) -> None:
-        """Each candidate's cues in the paper's method, read once."""
-        paper, out = codec.scenario.paper, self._scientist_static
-        at: list[int] = []  # the cue columns of the candidates the method mentions, set at once
-        values: list[float] = []
-        for piece, names, width in (
+        """Every candidate slot's text columns in the paper's method, read once."""
+        out = self._scientist_static
+        slots = (
             ("technique", codec.techniques, len(TECHNIQUE_FIELDS)),
             ("control", codec.controls, len(CONTROL_FIELDS)),
             ("element", codec.elements, len(ELEMENT_FIELDS)),
-        ):
-            for k, name in enumerate(names):
-                found = cues(paper, name) if name else ()
-                if found:  # else its columns stay 0
-                    base = layout.start[piece] + k * width + 1
-                    at += range(base, base + len(CUE_FIELDS))
-                    values += cue_row(found)
-        out[at] = values
+        )
+        names = [name for _, listed, _ in slots for name in listed]
+        read = iter(text_columns(codec.scenario.paper, names))
+        for piece, listed, width in slots:
+            for k in range(len(listed)):
+                base = layout.start[piece] + k * width + 1
+                out[base : base + len(CUE_FIELDS)] = next(read)
         for i, name in enumerate(codec.elements):
             out[layout.start["element"] + i * len(ELEMENT_FIELDS)] = bool(name)
 

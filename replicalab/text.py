@@ -143,6 +143,7 @@ def _find(phrase: tuple[str, ...], tokens: tuple[str, ...]) -> list[int]:
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 
 
+@lru_cache(maxsize=64)  # a pack's method is split by each reader of it (cues, the text columns)
 def sentences(text: str) -> tuple[str, ...]:
     """The sentences of `text` (split after ".", "!", "?" or ";")."""
     return tuple(_SENTENCE_END.split(text))

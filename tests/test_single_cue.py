@@ -1,6 +1,7 @@
-"""One cue column, read by a fixed rule, is a cue and not an answer: the rule claims what the
-column says and nothing else, and the column that orders a "former"/"latter" pair says nothing
-outside such sentences (where sentence position alone gave away the generator's wording)."""
+"""One text column of the observation, read by a fixed rule, is a cue and not an answer: the rule
+claims what the column says and nothing else; and the reader's cue that orders a
+"former"/"latter" pair says nothing outside such sentences (where sentence position alone gave
+away the generator's wording)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from replicalab.baselines.policies.probes import wanted_samples
 from replicalab.baselines.policies.readers import SingleCueScientist
-from replicalab.envs.features import CUE_FIELDS, cue_row
+from replicalab.envs.features import CUE_FIELDS, text_columns
 from replicalab.episode import Episode
 from replicalab.models import Paper
 from replicalab.reading import cues
@@ -36,7 +37,7 @@ def test_a_rule_claims_the_candidates_its_column_passes(field: str, threshold: f
         c = pack.candidates
 
         def passing(names: list[str], paper: Paper = pack.paper) -> tuple[str, ...]:
-            values = [cue_row(cues(paper, name))[column] for name in names]
+            values = list(text_columns(paper, names)[:, column])
             return tuple(
                 n for n, v in zip(names, values, strict=True) if (v < threshold if below else v >= threshold)
             )
@@ -49,5 +50,5 @@ def test_a_rule_claims_the_candidates_its_column_passes(field: str, threshold: f
 
 
 def test_an_unknown_column_is_named() -> None:
-    with pytest.raises(ValueError, match="field: 'verdict' is not a cue column"):
+    with pytest.raises(ValueError, match="field: 'verdict' is not a text column"):
         SingleCueScientist("verdict", 1.0)

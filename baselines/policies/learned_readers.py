@@ -15,8 +15,9 @@ plays one with the public reader's negotiation.
   `positional` adds each word again joined with where the candidate stands against the
   sentence's first "and" (what reading "the former" / "the latter" takes).
 - `CueProbe`: a logistic regression of "some sentence says the study used it" on a candidate's
-  cue columns (`CUE_FIELDS`, as the structured observation carries them), `pairs` adding their
-  pairwise products; `best_single_cue` picks the fixed one-column rule most often right on train.
+  own columns of the structured observation (`CUE_FIELDS`: how the method names it and its
+  hashed words and word pairs), `pairs` adding their pairwise products; `best_single_cue` picks
+  the fixed one-column rule most often right on train.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import combinations
 from typing import Protocol
 
 import numpy as np
@@ -34,9 +34,9 @@ import numpy as np
 from replicalab.baselines.policies.logistic import Logistic, fit_logistic
 from replicalab.baselines.policies.probes import Choices
 from replicalab.baselines.policies.readers import SINGLE_CUE_RULES, ClaimingScientist, CueRule
-from replicalab.envs.features import CUE_FIELDS, cue_row
+from replicalab.envs.features import CUE_FIELDS, text_columns
 from replicalab.models import Paper, ScientistObservation
-from replicalab.reading import PARTIAL, cues
+from replicalab.reading import PARTIAL
 from replicalab.scenarios import NormalizedScenarioPack
 from replicalab.scenarios.generator import paper_facts
 from replicalab.scenarios.wording import MEANINGS, Fact
@@ -295,22 +295,22 @@ def _by_frame(name: Tokens, tokens: Tokens, frames: Iterable[Tokens]) -> int | N
 
 
 def cue_rows(packs: Iterable[NormalizedScenarioPack]) -> tuple[np.ndarray, list[bool]]:
-    """Every candidate of the train `packs` as its cue columns, and whether some sentence of
+    """Every candidate of the train `packs` as its text columns, and whether some sentence of
     its method says the study used it."""
-    rows: list[tuple[float, ...]] = []
+    rows: list[np.ndarray] = [np.zeros((0, len(CUE_FIELDS)), dtype=np.float32)]
     labels: list[bool] = []
     for pack in packs:
         used = {f.candidate for f in train_facts([pack]) if f.meaning == "used"}
         c = pack.candidates
-        for name in (*c.techniques, *c.elements, *c.controls):
-            rows.append(cue_row(cues(pack.paper, name)))
-            labels.append(name in used)
-    return np.array(rows), labels
+        names = (*c.techniques, *c.elements, *c.controls)
+        rows.append(text_columns(pack.paper, names))
+        labels += (name in used for name in names)
+    return np.vstack(rows), labels
 
 
 @dataclass(frozen=True, eq=True)
 class CueProbe:
-    """A logistic regression on the cue columns (see the module)."""
+    """A logistic regression on a candidate's text columns (see the module)."""
 
     model: Logistic
     pairs: bool
@@ -321,15 +321,18 @@ class CueProbe:
         return cls(fit_logistic(_widened(rows, pairs), named), pairs)
 
     def claims(self, paper: Paper, name: str, names: tuple[str, ...] = ()) -> bool:
-        row = _widened(np.array([cue_row(cues(paper, name))]), self.pairs)
+        row = _widened(text_columns(paper, [name]), self.pairs)
         return self.model.predict(row)[0] == "used"
+
+
+_PAIRS = np.triu_indices(len(CUE_FIELDS), k=1)  # every pair of distinct columns
 
 
 def _widened(rows: np.ndarray, pairs: bool) -> np.ndarray:
     if not pairs:
         return rows
-    products = [rows[:, i] * rows[:, j] for i, j in combinations(range(len(CUE_FIELDS)), 2)]
-    return np.column_stack([rows, *products])
+    first, second = _PAIRS
+    return np.hstack([rows, rows[:, first] * rows[:, second]])
 
 
 def best_single_cue(rows: np.ndarray, labels: list[bool]) -> CueRule:

@@ -8,7 +8,7 @@ reported sample size; only `choices` differs:
   (the ten-line regex reader).
 - `PriorScientist`: reads nothing; claims the candidates that the study drew at least half the
   time at the same position and name length on the train split.
-- `SingleCueScientist`: claims each candidate by a fixed rule on one of the observation's cue
+- `SingleCueScientist`: claims each candidate by a fixed rule on one of the observation's text
   columns (`replicalab.envs.features.CUE_FIELDS`): how far one feature goes without learning.
 - `PublicOracleScientist`: reads the meaning of every sentence (`paper_facts`, which the
   generator records as it writes): exactly what the text makes knowable, the public ceiling.
@@ -32,10 +32,9 @@ from replicalab.baselines.policies.probes import (
     train_packs,
     wanted_samples,
 )
-from replicalab.envs.features import CUE_FIELDS, cue_row
+from replicalab.envs.features import CUE_FIELDS, text_columns
 from replicalab.episode import Episode
 from replicalab.models import Paper, ScientistAction, ScientistObservation
-from replicalab.reading import cues
 from replicalab.scenarios.generator import paper_facts
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import NEGATIONS, mentions, sentences, words
@@ -80,25 +79,26 @@ def _plain(method: str) -> tuple[str, ...]:
 
 
 class CueRule(NamedTuple):
-    """A fixed rule on one cue column: claim when it is at least `threshold` (or, `below`, under)."""
+    """A fixed rule on one text column: claim when it is at least `threshold` (or, `below`, under)."""
 
     field: str
     threshold: float
     below: bool
 
 
-_STEPS = {"mentions": (0.25, 0.5, 0.75, 1.0), "partial": (0.5, 0.75, 1.0)}  # the others are 0 or 1
+_COUNTS = (0.25, 0.5, 0.75, 1.0)  # the steps of a column of counts over 4
+_STEPS = {"exact": (1.0,), "partial": (0.5, 0.75, 1.0)}  # the others are counts
 SINGLE_CUE_RULES = tuple(
     CueRule(field, threshold, below)
     for field in CUE_FIELDS
-    for threshold in _STEPS.get(field, (1.0,))
+    for threshold in _STEPS.get(field, _COUNTS)
     for below in (False, True)
 )
-"""Every fixed rule on one cue column: each step of a graded column, either way."""
+"""Every fixed rule on one text column: each step of a graded column, either way."""
 
 
 class SingleCueScientist(ClaimingScientist):
-    """Claims each candidate whose cue column `field` (as the observation carries it) is at
+    """Claims each candidate whose text column `field` (as the observation carries it) is at
     least `threshold`, or with `below` under it, and the first technique so claimed."""
 
     name = "single-cue"
@@ -106,12 +106,12 @@ class SingleCueScientist(ClaimingScientist):
     def __init__(self, field: str, threshold: float, below: bool = False) -> None:
         super().__init__()
         if field not in CUE_FIELDS:
-            raise ValueError(f"field: {field!r} is not a cue column; columns: {', '.join(CUE_FIELDS)}")
+            raise ValueError(f"field: {field!r} is not a text column; columns: {', '.join(CUE_FIELDS)}")
         self.column, self.threshold, self.below = CUE_FIELDS.index(field), threshold, below
 
     def claims(self, paper: Paper, name: str) -> bool:
         """Whether the rule claims the candidate `name` of `paper`."""
-        value = cue_row(cues(paper, name))[self.column]
+        value = float(text_columns(paper, [name])[0, self.column])
         return value < self.threshold if self.below else value >= self.threshold
 
 
