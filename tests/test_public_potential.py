@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 from benchmarks import reward_probe
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.episode import Episode
-from replicalab.power import needed_samples
 from replicalab.judge import build_reward_breakdown
 from replicalab.judge.public import public_facts
 from replicalab.models import Protocol, RewardConfig
 from replicalab.moves import SCIENTIST
+from replicalab.power import needed_samples
 from replicalab.reading import addresses
 from replicalab.rewards import PRESETS, potential
 from replicalab.scenarios import NormalizedScenarioPack, generate_scenario
