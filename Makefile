@@ -51,7 +51,7 @@ $(EXTRAS): $(READY)
 extras: $(EXTRAS)
 
 evaluate: $(READY)
-	$(BIN)/replicalab evaluate
+	$(BIN)/replicalab evaluate -s reader
 
 test: $(READY)
 	$(BIN)/ruff check .

@@ -14,27 +14,28 @@ import verifiers as vf
 
 from replicalab.envs.verifiers_env import load_environment
 from replicalab.models import Candidates, Paper
+from replicalab.power import needed_samples
 from replicalab.reading import addresses, read_paper
 
 PLAN = {
     "action_type": "propose_protocol",
-    "sample_size": 12,
     "duration_days": 3,
     "technique": "independent re-run of the published method",
-    "controls": ["baseline comparison"],  # the scenario's required review is added from the prompt
 }
 
 
 def scripted_model(request: httpx.Request) -> httpx.Response:
-    """Proposes PLAN with the elements the project's reader finds; accepts once the lab agrees."""
+    """Proposes PLAN, sized for the reported effect, with the elements the reader finds."""
     body = json.loads(request.content)
     latest = body["messages"][-1]["content"]
     agreed = "lab_manager (accept)" in latest or "The revised plan passes every check." in latest
     brief = "\n".join(m["content"] for m in body["messages"])  # the paper, the review, the items
-    method, listed = (re.search(rf"^{key}: (.*)$", brief, re.M).group(1) for key in ("Method", "- elements"))
+    keys = ("Method", "- elements", "Reported effect size")
+    method, listed, effect = (re.search(rf"^{key}: (.*)$", brief, re.M).group(1) for key in keys)
     review = re.search(r'required_review: .*\(term: "(.+?)"\)', brief)
     needs = re.findall(r"^- (.+?) \[(equipment|reagent)\]: .*\(essential\)$", brief, re.M)
-    plan = {**PLAN, "controls": [*PLAN["controls"], review.group(1) if review else "independent review"]}
+    plan = {**PLAN, "controls": ["baseline comparison", review.group(1) if review else "independent review"]}
+    plan["sample_size"] = min(100, needed_samples(float(effect)))
     plan["required_equipment"] = [name for name, kind in needs if kind == "equipment"]
     plan["required_reagents"] = [name for name, kind in needs if kind == "reagent"]
     paper = Paper(title="-", hypothesis="-", method=method, key_finding="-")
@@ -51,9 +52,8 @@ http = httpx.AsyncClient(transport=httpx.MockTransport(scripted_model))
 model = openai.AsyncOpenAI(base_url="http://model.invalid/v1", api_key="unused", http_client=http)
 results = env.evaluate_sync(client=vf.OpenAIChatCompletionsClient(model), model="scripted", num_examples=6)
 for output in results["outputs"]:
-    metrics = output["metrics"]
     print(
-        f"{output['info']['scenario_id']}: {metrics['num_turns']:.0f} turns, "
-        f"return {output['reward']:+.2f}, judge score {metrics['judge_score']:.2f}"
+        f"{output['info']['scenario_id']}: {output['metrics']['num_turns']:.0f} turns, "
+        f"return {output['reward']:+.2f}, judge score {output['metrics']['judge_score']:.2f}"
     )
 print(f"mean reward {sum(o['reward'] for o in results['outputs']) / len(results['outputs']):+.2f}")

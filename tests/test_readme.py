@@ -18,6 +18,7 @@ import replicalab.scenarios.registry as registry
 from replicalab.baselines.cli import app
 from replicalab.scenarios import DIFFICULTIES, PaperCase, TemplateData, generate_scenario, register_template
 from tests.docs_pages import blocks, page, section
+from tests.processes import REPO_ROOT
 
 # The CLI as the `replicalab` console script runs it, from any directory.
 _CLI = [sys.executable, "-c", "from replicalab.baselines.cli import app; app(prog_name='replicalab')"]
@@ -79,7 +80,8 @@ def test_the_section_states_the_rules_the_registry_enforces(rule: str) -> None:
 
 def test_the_quick_start_shows_what_make_evaluate_prints() -> None:
     (shown,) = blocks(section(page("README.md"), "Quick start"), "text")
-    result = CliRunner(env={"COLUMNS": "160"}).invoke(app, ["evaluate"])  # as piped by make
+    (recipe,) = re.findall(r"^evaluate:.*\n\t\$\(BIN\)/replicalab (.+)$", (REPO_ROOT / "Makefile").read_text(), re.M)
+    result = CliRunner(env={"COLUMNS": "160"}).invoke(app, recipe.split())  # as piped by make
     assert result.exit_code == 0, result.output
     printed = [line.rstrip() for line in result.stdout.splitlines()]
     expected = shown.splitlines()

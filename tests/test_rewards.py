@@ -10,6 +10,8 @@ import pytest
 from pydantic import ValidationError
 
 from replicalab.judge import build_reward_breakdown, compute_total_reward, feasibility_score
+from replicalab.judge.breakdown import breakdown_against
+from replicalab.judge.public import public_facts
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import Protocol
 from replicalab.rewards import (
@@ -198,7 +200,7 @@ def test_potential_values() -> None:
         assert potential(get_preset(name), None, PACK) == 0.0
     assert potential(get_preset("default"), plan, PACK) == 0.0
     shaped = get_preset("potential")
-    judged = judge_reward(shaped, build_reward_breakdown(plan, PACK))
+    judged = judge_reward(shaped, breakdown_against(plan, public_facts(PACK), check))  # no study read
     assert potential(shaped, plan, PACK) == potential(shaped, plan, PACK, check) == judged
     feasible = RewardConfig(name="f", potential="feasibility")
     assert potential(feasible, plan, PACK, check) == feasibility_score(plan, PACK) == 1.0
