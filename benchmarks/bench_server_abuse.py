@@ -33,7 +33,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.baselines.server.loopback import ServerProcess, start_process
-from replicalab.envs.scientist_v1 import ScientistEnv
+from replicalab.envs.scientist_v2 import ScientistEnv
 
 OPTIONS = ["--max-sessions-per-client", "64", "--unstepped-timeout", "300", "--max-connections", "1100"]
 Abuser = Callable[[ClientConnection, str, float], Awaitable[int]]

@@ -20,9 +20,9 @@ from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.seats import BaselineScientist, RandomScientist
-from replicalab.envs import replicalab_v1
+from replicalab.envs import replicalab_v2
 from replicalab.envs.features import feature_names
-from replicalab.envs.scientist_v1 import ScientistEnv
+from replicalab.envs.scientist_v2 import ScientistEnv
 from replicalab.scenarios import registry
 
 NAME = "clinical_statistics"
@@ -54,13 +54,13 @@ def family_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def test_the_aec_and_parallel_envs_pass_the_api_tests(family_file: Path) -> None:
-    api_test(replicalab_v1.env(templates=[NAME]), num_cycles=30)
-    parallel_api_test(replicalab_v1.parallel_env(templates=[NAME]), num_cycles=30)
+    api_test(replicalab_v2.env(templates=[NAME]), num_cycles=30)
+    parallel_api_test(replicalab_v2.parallel_env(templates=[NAME]), num_cycles=30)
 
 
 def test_the_gymnasium_env_passes_check_env(family_file: Path) -> None:
     check_env(ScientistEnv(templates=[NAME]), skip_render_check=True)
-    env = gym.make("replicalab.envs:ReplicaLab/Scientist-v1", templates=[NAME])
+    env = gym.make("replicalab.envs:ReplicaLab/Scientist-v2", templates=[NAME])
     observation, _ = env.reset(seed=0)
     assert env.observation_space.contains(observation)
 
@@ -68,7 +68,7 @@ def test_the_gymnasium_env_passes_check_env(family_file: Path) -> None:
 def test_its_one_hot_column_is_its_own(family_file: Path) -> None:
     names = feature_names("scientist")
     assert f"template={NAME}" in names
-    env = replicalab_v1.env(templates=[NAME])
+    env = replicalab_v2.env(templates=[NAME])
     env.reset(seed=3)
     features = env.observe("scientist")["observation"]
     template_columns = [i for i, n in enumerate(names) if n.startswith("template=")]

@@ -26,7 +26,7 @@ from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction  # noqa: E402
 from replicalab.baselines.server.sessions import Session  # noqa: E402
 from replicalab.baselines.server.settings import ServerSettings  # noqa: E402
-from replicalab.envs.scientist_v1 import ScientistEnv  # noqa: E402
+from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
 
 
 @pytest.fixture(scope="module")

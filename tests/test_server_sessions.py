@@ -20,7 +20,7 @@ from replicalab.baselines.server.http_routes import SESSION_HEADER  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
-from replicalab.envs.scientist_v1 import ScientistEnv  # noqa: E402
+from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
 
 
 def _ask(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,8 @@
-"""# ReplicaLab Scientist v1 (Gymnasium)
+"""# ReplicaLab Scientist v2 (Gymnasium)
 
 | | |
 |---|---|
-| Id | `gymnasium.make("ReplicaLab/Scientist-v1")` after `import replicalab.envs` (or `gymnasium.make("replicalab.envs:ReplicaLab/Scientist-v1")`) |
+| Id | `gymnasium.make("ReplicaLab/Scientist-v2")` after `import replicalab.envs` (or `gymnasium.make("replicalab.envs:ReplicaLab/Scientist-v2")`) |
 | Action space | `FlatMaskMultiDiscrete` (structured, default) or `Text` (`action_mode="text"`) |
 | Observation space | `Dict(observation=Box(0, 1, (F,)), action_mask=Box(0, 1, (M,), int8))`, plus `prompt=Text` in text mode |
 
@@ -28,7 +28,7 @@ Terminates on the Scientist's `accept` or at the round limit; truncates at `step
 steps when given. `info["verdict"]` and `info["judge"]` arrive with the last step.
 
 ## Arguments
-The AEC env's (`replicalab.envs.replicalab_v1`): `templates`, `difficulties` (one name or a list of them),
+The AEC env's (`replicalab.envs.replicalab_v2`): `templates`, `difficulties` (one name or a list of them),
 `reward_config`, `max_rounds`, `step_cap`, `action_mode`, `render_mode`, `split`,
 `num_train_scenarios` (where it caps the seeds, each scenario is generated once per env).
 
@@ -52,6 +52,13 @@ Works in `SyncVectorEnv`, `AsyncVectorEnv` and `gymnasium.make_vec`, and in Stab
   the lab's private prices, a proposal's quote is observed, the Lab Manager's counter-proposal
   is science-blind, three rounds are free of the efficiency charge, rigor's sample credit is
   linear. Scores are not comparable with v0's (CHANGELOG.md says why).
+* v2: skill that survives shortcuts fitted on train. Train, validation and test papers are
+  written from disjoint wording pools (verdicts across sentences, scoped negation, descriptions);
+  the structured view carries each candidate's text hashed instead of word-list cues; rigor's
+  sample credit is the power to detect the reported effect against the best plan the budget
+  pays for; the bonuses scale with the plan's score and the efficiency bonus no longer grows
+  with the round limit; the `potential` preset reads no study. Scores and observations are not
+  comparable with v1's (CHANGELOG.md says why).
 """
 
 from __future__ import annotations

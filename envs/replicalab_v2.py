@@ -1,10 +1,10 @@
-"""# ReplicaLab v1 (PettingZoo AEC)
+"""# ReplicaLab v2 (PettingZoo AEC)
 
 | | |
 |---|---|
-| Import | `from replicalab.envs import replicalab_v1` |
+| Import | `from replicalab.envs import replicalab_v2` |
 | Actions | structured (default) or text |
-| Parallel API | yes (`replicalab_v1.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
+| Parallel API | yes (`replicalab_v2.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
 | Agents | `agents = ['scientist', 'lab_manager']` |
 | Action shape | scientist: `MultiDiscrete` of 41 components (flat mask of 218), or text (JSON); lab_manager: `Discrete(4)` |
 | Observation shape | `{"observation": Box(0, 1, (F,), float32), "action_mask": Box(0, 1, (M,), int8)}`, plus `"prompt": Text` in text mode |
@@ -75,6 +75,13 @@ wrappers) is the episode's `EpisodeLog`, on this env, the parallel env and the G
   the lab's private prices, a proposal's quote is observed, the Lab Manager's counter-proposal
   is science-blind, three rounds are free of the efficiency charge, rigor's sample credit is
   linear. Scores are not comparable with v0's (CHANGELOG.md says why).
+* v2: skill that survives shortcuts fitted on train. Train, validation and test papers are
+  written from disjoint wording pools (verdicts across sentences, scoped negation, descriptions);
+  the structured view carries each candidate's text hashed instead of word-list cues; rigor's
+  sample credit is the power to detect the reported effect against the best plan the budget
+  pays for; the bonuses scale with the plan's score and the efficiency bonus no longer grows
+  with the round limit; the `potential` preset reads no study. Scores and observations are not
+  comparable with v1's (CHANGELOG.md says why).
 """
 
 from __future__ import annotations
@@ -129,7 +136,7 @@ class _Front:
 
 class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
     metadata: ClassVar[dict[str, Any]] = {
-        "name": "replicalab_v1",
+        "name": "replicalab_v2",
         "render_modes": list(RENDER_MODES),
         "is_parallelizable": True,
     }
