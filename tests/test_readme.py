@@ -80,7 +80,9 @@ def test_the_section_states_the_rules_the_registry_enforces(rule: str) -> None:
 
 def test_the_quick_start_shows_what_make_evaluate_prints() -> None:
     (shown,) = blocks(section(page("README.md"), "Quick start"), "text")
-    (recipe,) = re.findall(r"^evaluate:.*\n\t\$\(BIN\)/replicalab (.+)$", (REPO_ROOT / "Makefile").read_text(), re.M)
+    (recipe,) = re.findall(
+        r"^evaluate:.*\n\t\$\(BIN\)/replicalab (.+)$", (REPO_ROOT / "Makefile").read_text(), re.M
+    )
     result = CliRunner(env={"COLUMNS": "160"}).invoke(app, recipe.split())  # as piped by make
     assert result.exit_code == 0, result.output
     printed = [line.rstrip() for line in result.stdout.splitlines()]
