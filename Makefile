@@ -57,7 +57,7 @@ test: $(READY)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python .ci/typecheck.py  # mypy strict over every package, under its installed name
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto  # one worker per core (pytest-xdist)
 
 bench: $(READY)
 	$(BIN)/python -m benchmarks.run_all

@@ -48,7 +48,7 @@ def test_a_served_model_plays_a_grid_from_the_command_line(stub: StubServer, tmp
     assert all(log.group_id == "math_reasoning-test-easy-0/llm/grounded" for log in logs[:3])
     assert len(turns.read_text().splitlines()) == 12
     assert {(r["temperature"], r["top_k"]) for r in stub.requests} == {(0.9, 5)}
-    replayed = CliRunner().invoke(app, ["replay", str(out), "math_reasoning-test-easy-1/llm/grounded/2"])
+    replayed = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["replay", str(out), "math_reasoning-test-easy-1/llm/grounded/2"])
     assert replayed.exit_code == 0, replayed.output
 
 
@@ -82,7 +82,7 @@ def test_faults_are_counted_and_the_run_finishes(stub: StubServer, tmp_path: Pat
     usage = [json.loads(line) for line in (tmp_path / "llm.usage.jsonl").read_text().splitlines()]
     assert [u["failed_calls"] for u in usage] == [{"llm_http_error": 1}] * 2
     assert all(u["retries"] == 3 for u in usage)  # two 429s and the 500's one retry
-    replayed = CliRunner().invoke(app, ["replay", str(out), "0"])
+    replayed = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["replay", str(out), "0"])
     assert "refused: llm_http_error" in replayed.stdout
 
 

@@ -32,7 +32,7 @@ def test_evaluate_writes_the_wide_table_and_the_oracle_beside_its_log(
         tmp_path / "runs" / "baseline.summary.csv",
         tmp_path / "runs" / "baseline.summary.json",
     )
-    assert f"summary: {csv_path}, {json_path}" in result.stdout
+    assert f"summary: {csv_path}, {json_path}" in " ".join(result.stdout.split())  # however it wraps
     with csv_path.open(encoding="utf-8", newline="") as handle:
         table = list(csv.DictReader(handle))
     written = json.loads(json_path.read_text(encoding="utf-8"))
