@@ -48,7 +48,9 @@ def test_a_served_model_plays_a_grid_from_the_command_line(stub: StubServer, tmp
     assert all(log.group_id == "math_reasoning-test-easy-0/llm/grounded" for log in logs[:3])
     assert len(turns.read_text().splitlines()) == 12
     assert {(r["temperature"], r["top_k"]) for r in stub.requests} == {(0.9, 5)}
-    replayed = CliRunner(env={"COLUMNS": "200"}).invoke(app, ["replay", str(out), "math_reasoning-test-easy-1/llm/grounded/2"])
+    replayed = CliRunner(env={"COLUMNS": "200"}).invoke(
+        app, ["replay", str(out), "math_reasoning-test-easy-1/llm/grounded/2"]
+    )
     assert replayed.exit_code == 0, replayed.output
 
 
