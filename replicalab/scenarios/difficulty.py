@@ -142,7 +142,7 @@ LEVELS: dict[Difficulty, Level] = {
         staff=Drawn(offset=0, span=0),
         min_controls=3,
         controls_binding=True,
-        p_said=0.85,
+        p_said=0.95,
     ),
 }
 """One row per difficulty, in `DIFFICULTIES` order."""
