@@ -29,6 +29,9 @@ def serve(
     token: _Token = None,
     max_sessions: Annotated[int, typer.Option(min=1, help="Sessions open at once.")] = 64,
     max_sessions_per_client: Annotated[int, typer.Option(min=1, help="Sessions one address holds.")] = 32,
+    max_resets_per_second: Annotated[
+        float, typer.Option(min=0.001, help="Resets a session may make a second (more wait their turn).")
+    ] = 10.0,
     idle_timeout: Annotated[
         float, typer.Option(min=0.001, help="Seconds before an idle session closes.")
     ] = 300.0,
@@ -105,6 +108,7 @@ def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
             token=options["token"] or None,
             max_sessions=options["max_sessions"],
             max_sessions_per_client=options["max_sessions_per_client"],
+            max_resets_per_s=options["max_resets_per_second"],
             idle_timeout_s=options["idle_timeout"],
             unstepped_timeout_s=options["unstepped_timeout"],
             header_timeout_s=options["request_timeout"],

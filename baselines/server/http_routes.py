@@ -66,11 +66,13 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
         data = parse_object(await request.body())
         asked = request.headers.get(SESSION_HEADER)
         if asked is None:
+            await table.sessionless_resets(client_of(request.scope)).wait()
             if not scratch:
                 scratch.append(ScientistServerEnv(table.settings.config, table.settings.limits))
             return JSONResponse(scratch[0].reset(data).wire())
         session = table.open("http", client_of(request.scope)) if asked == NEW_SESSION else table.get(asked)
         try:
+            await session.resets.wait()
             reply = session.env.reset(data).wire()
         except WireError:
             if asked == NEW_SESSION:  # a session whose first reset failed holds no episode

@@ -1,5 +1,6 @@
 """The server's session table: bounded in count (in all and per client address), unguessable
-ids, closed after an idle timeout (a shorter one for a session that never stepped).
+ids, closed after an idle timeout (a shorter one for a session that never stepped), each with
+its reset budget (`budget`); a reset that keeps no session draws on its client address's.
 
 Every session takes one slot of `max_sessions` and owns one `ScientistServerEnv`. An HTTP
 session is reached through its id, 256 random bits (`secrets.token_urlsafe`), so no client can
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from replicalab.baselines.server import events
+from replicalab.baselines.server.budget import ResetBudget
 from replicalab.baselines.server.environment import ScientistServerEnv
 from replicalab.baselines.server.models import ErrorCode, WireError
 from replicalab.baselines.server.settings import ServerSettings
@@ -27,14 +29,15 @@ Transport = Literal["ws", "http"]
 
 @dataclass
 class Session:
-    """One open session: its env, its transport, its client's address and when a request last
-    touched it (monotonic seconds)."""
+    """One open session: its env, its transport, its client's address, when a request last
+    touched it (monotonic seconds) and how many resets it may still make at once."""
 
     id: str
     env: ScientistServerEnv
     transport: Transport
     client: str
     last_active: float
+    resets: ResetBudget
 
     @property
     def tag(self) -> str:
@@ -47,6 +50,7 @@ class SessionTable:
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._per_client: Counter[str] = Counter()
+        self._sessionless: dict[str, ResetBudget] = {}  # per client address
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -73,7 +77,8 @@ class SessionTable:
         env = ScientistServerEnv(
             self.settings.config, self.settings.limits, session_id if transport == "http" else None
         )
-        session = Session(session_id, env, transport, client, self.clock())
+        budget = ResetBudget(self.settings.max_resets_per_s, self.clock)
+        session = Session(session_id, env, transport, client, self.clock(), budget)
         self._sessions[session_id] = session
         self._per_client[client] += 1
         events.event("session_opened", session=session.tag, transport=transport, client=client)
@@ -87,6 +92,13 @@ class SessionTable:
             raise WireError(ErrorCode.UNKNOWN_SESSION, "X-Session-Id: no open HTTP session has this id")
         self.touch(session)
         return session
+
+    def sessionless_resets(self, client: str) -> ResetBudget:
+        """The reset budget of `client`'s resets that keep no session."""
+        budget = self._sessionless.get(client)
+        if budget is None:
+            budget = self._sessionless[client] = ResetBudget(self.settings.max_resets_per_s, self.clock)
+        return budget
 
     def touch(self, session: Session) -> None:
         session.last_active = self.clock()
@@ -115,7 +127,8 @@ class SessionTable:
 
     def reap(self) -> list[Session]:
         """Close every HTTP session idle past its timeout (a WebSocket's times out on its
-        connection); them."""
+        connection), and forget the sessionless budgets that refilled; the sessions closed."""
+        self._sessionless = {c: b for c, b in self._sessionless.items() if not b.full}
         now = self.clock()
         stale = [
             s

@@ -63,7 +63,7 @@ async def _serve(ws: WebSocket, session: Session, table: SessionTable, settings:
         table.touch(session)
         text = message.get("text")
         raw: str | bytes = text if text is not None else message.get("bytes") or b""
-        reply = answer(session, raw, settings.max_body_bytes)
+        reply = await answer(session, raw, settings.max_body_bytes)
         if reply is None:
             await _hang_up(ws, 1000, settings.send_timeout_s)
             return "client_closed"
@@ -72,8 +72,9 @@ async def _serve(ws: WebSocket, session: Session, table: SessionTable, settings:
             return "not_reading"
 
 
-def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, Any] | None:
-    """The reply to one WebSocket message; None when the client asked to close."""
+async def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, Any] | None:
+    """The reply to one WebSocket message; None when the client asked to close. A reset waits
+    for the session's reset budget first."""
     try:
         if len(raw) > limit:
             raise WireError(ErrorCode.MESSAGE_TOO_LARGE, f"message: over {limit} bytes")
@@ -82,6 +83,7 @@ def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, Any] | N
         if kind == "close":
             return None
         if kind == "reset":
+            await session.resets.wait()
             return {"type": "observation", "data": session.env.reset(message.get("data", {})).wire()}
         if kind == "step":
             return {"type": "observation", "data": session.env.step(message.get("data")).wire()}
