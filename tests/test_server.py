@@ -16,16 +16,18 @@ import pytest
 
 pytest.importorskip("openenv", reason="the server tests need the [server] extra (openenv-core)")
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
+orjson = pytest.importorskip("orjson", reason="the server tests need orjson")
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
 from replicalab.agents import build_baseline_scientist_action  # noqa: E402
 from replicalab.baselines.server.client import ReplicaLabClient, ServerError  # noqa: E402
+from replicalab.baselines.server.environment import ScientistServerEnv  # noqa: E402
 from replicalab.baselines.server.http_routes import NEW_SESSION, SESSION_HEADER  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
-from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction  # noqa: E402
+from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction, ReplicaLabObservation  # noqa: E402
 from replicalab.baselines.server.sessions import Session  # noqa: E402
-from replicalab.baselines.server.settings import ServerSettings  # noqa: E402
+from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
 from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
 
 
@@ -157,6 +159,27 @@ def test_http_sessions_play_like_websocket_ones(server: LoopbackServer) -> None:
         assert http.post("/close", headers={SESSION_HEADER: session}).json() == {"closed": True}
         gone = http.post("/step", json={"action": {"move": moves[0]}}, headers={SESSION_HEADER: session})
         assert (gone.status_code, gone.json()["error"]["code"]) == (404, "UNKNOWN_SESSION")
+
+
+@pytest.mark.parametrize("mode", ["structured", "text"])
+def test_every_observation_on_the_wire_is_the_models_own_dump(mode: str) -> None:
+    """The server builds its replies from the env's values without the model: each must be what
+    `ReplicaLabObservation` makes of them, field for field, in its order, to the byte."""
+    env = ScientistServerEnv(EnvConfig(action_mode=mode), Limits())
+    replies = [env.reset({"seed": 3}), env.step({"text": "not json"})]  # one with an error code
+    while not replies[-1]["done"]:
+        move = build_baseline_scientist_action(env.env.episode.scientist_observation())
+        form = {"text": move.model_dump_json()} if mode == "text" else {"move": move.model_dump(mode="json")}
+        replies.append(env.step(form))
+    assert replies[-1]["observation"]["info"]["verdict"] and "judge" in replies[-1]["observation"]["info"]
+    for reply in replies:
+        model = ReplicaLabObservation.model_validate(
+            {**reply["observation"], "reward": reply["reward"], "done": reply["done"]}
+        )
+        dumped = model.model_dump(exclude={"reward", "done", "metadata"})
+        assert orjson.dumps(reply) == orjson.dumps(
+            {"observation": dumped, "reward": model.reward, "done": model.done}
+        )
 
 
 def test_schema_metadata_and_health(server: LoopbackServer) -> None:

@@ -69,11 +69,11 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
             await table.sessionless_resets(client_of(request.scope)).wait()
             if not scratch:
                 scratch.append(ScientistServerEnv(table.settings.config, table.settings.limits))
-            return JSONResponse(scratch[0].reset(data).wire())
+            return JSONResponse(scratch[0].reset(data))
         session = table.open("http", client_of(request.scope)) if asked == NEW_SESSION else table.get(asked)
         try:
             await session.resets.wait()
-            reply = session.env.reset(data).wire()
+            reply = session.env.reset(data)
         except WireError:
             if asked == NEW_SESSION:  # a session whose first reset failed holds no episode
                 table.close(session, "reset_failed")
@@ -86,7 +86,7 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
         session = _session(table, request)
         if set(data) - STEP_FIELDS or "action" not in data:
             raise WireError(ErrorCode.VALIDATION_ERROR, "body: expected {action[, timeout_s, request_id]}")
-        return session.env.step(data["action"]).wire()
+        return session.env.step(data["action"])
 
     @app.get("/state")
     async def state(request: Request) -> dict[str, Any]:

@@ -170,11 +170,6 @@ class ReplicaLabObservation(BaseModel):
     terminated: bool = False
     truncated: bool = False
 
-    def wire(self) -> dict[str, Any]:
-        """OpenEnv's `{observation, reward, done}` (its `serialize_observation`)."""
-        observation = self.model_dump(exclude={"reward", "done", "metadata"})
-        return {"observation": observation, "reward": self.reward, "done": self.done}
-
 
 class ReplicaLabState(BaseModel):
     """The session's state: OpenEnv's `episode_id` and `step_count`, and a digest of the

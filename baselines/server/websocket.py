@@ -84,9 +84,9 @@ async def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, An
             return None
         if kind == "reset":
             await session.resets.wait()
-            return {"type": "observation", "data": session.env.reset(message.get("data", {})).wire()}
+            return {"type": "observation", "data": session.env.reset(message.get("data", {}))}
         if kind == "step":
-            return {"type": "observation", "data": session.env.step(message.get("data")).wire()}
+            return {"type": "observation", "data": session.env.step(message.get("data"))}
         if kind == "state":
             return {"type": "state", "data": session.env.state.model_dump()}
         raise WireError(ErrorCode.UNKNOWN_TYPE, f"type: expected reset, step, state or close, got {kind!r}")
