@@ -41,6 +41,9 @@ def serve(
     ] = 10.0,
     max_connections: Annotated[int, typer.Option(min=1, help="Open TCP connections.")] = 1024,
     max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest body or WebSocket message.")] = 65536,
+    ws_compression: Annotated[
+        bool, typer.Option(help="Compress WebSocket messages (permessage-deflate): fewer bytes, more CPU.")
+    ] = False,
     max_rounds_limit: Annotated[int, typer.Option(min=2, help="Most rounds a session may ask for.")] = 20,
     max_step_cap: Annotated[int, typer.Option(min=1, help="Largest step cap a session may ask for.")] = 64,
     splits: Annotated[
@@ -115,6 +118,7 @@ def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
             body_timeout_s=options["request_timeout"],
             max_connections=options["max_connections"],
             max_body_bytes=options["max_body_bytes"],
+            ws_compression=options["ws_compression"],
         )
     except (ValidationError, TypeError, ValueError) as exc:
         fail(str(exc).replace("\n", " "), USAGE)
