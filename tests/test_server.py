@@ -191,6 +191,19 @@ def test_schema_metadata_and_health(server: LoopbackServer) -> None:
         assert http.get("/health").json() == {"status": "healthy"}
 
 
+def test_websocket_compression_is_the_operators_choice(server: LoopbackServer) -> None:
+    def played(url: str) -> tuple[str | None, dict[str, Any]]:
+        with connect(url) as ws:  # the client offers permessage-deflate, as websockets' does
+            reset = {"type": "reset", "data": {"seed": 1, "config": {"action_mode": "text"}}}
+            return ws.response.headers.get("Sec-WebSocket-Extensions"), _ask(ws, reset)
+
+    plain = played(server.ws_url)  # the default: replies go uncompressed
+    with serve_in_thread(ServerSettings(ws_compression=True)) as live:
+        deflated = played(live.ws_url)
+    assert plain[0] is None and "permessage-deflate" in (deflated[0] or "")
+    assert plain[1] == deflated[1]
+
+
 # --------------------------------------------------------------------------- bad input
 
 
