@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("openenv", reason="the server tests need the [server] extra (openenv-core)")
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
+from websockets.asyncio.client import connect as connect_async  # noqa: E402
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
@@ -25,6 +26,7 @@ from replicalab.baselines.server.budget import ResetBudget  # noqa: E402
 from replicalab.baselines.server.http_routes import NEW_SESSION, SESSION_HEADER  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError  # noqa: E402
+from replicalab.baselines.server.sessions import SessionTable  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
 from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
 
@@ -171,6 +173,37 @@ def test_resets_beyond_the_budget_are_paced_over_websocket_and_refused_over_http
     refused = [reply for reply in replies if reply[0] != 200]
     assert refused and set(refused) == {(429, "TOO_MANY_RESETS")}
     assert len(replies) - len(refused) >= 2  # a whole burst ran
+
+
+def test_new_sessions_and_resets_without_one_draw_on_their_addresss_budget() -> None:
+    now = [0.0]
+    table = SessionTable(ServerSettings(max_resets_per_s=2.0), clock=lambda: now[0])
+    mine, theirs = table.address_budget("10.0.0.1"), table.address_budget("10.0.0.2")
+    assert table.address_budget("10.0.0.1") is mine and theirs is not mine
+    assert [mine.reserve(refuse_beyond_burst=False) for _ in range(6)] == [0.0, 0.0, 0.5, 1.0, 1.5, 2.0]
+    with pytest.raises(WireError, match="new session or reset without one"):
+        mine.reserve()  # a reset without a session, with opens queued beyond a burst
+    now[0] = 60.0
+    table.reap()  # a budget back to a whole burst is forgotten
+    assert table.address_budget("10.0.0.1") is not mine
+
+    async def open_at_once(url: str, count: int) -> list[str]:
+        async def one() -> str:
+            async with connect_async(url) as ws:
+                await ws.send(json.dumps({"type": "reset", "data": {}}))
+                return str(json.loads(await ws.recv())["type"])
+
+        return await asyncio.gather(*(one() for _ in range(count)))
+
+    async def stateless_burst(url: str, count: int) -> list[int]:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            replies = await asyncio.gather(*(http.post("/reset", json={"seed": n}) for n in range(count)))
+        return [reply.status_code for reply in replies]
+
+    with serve_in_thread(ServerSettings(max_resets_per_s=4.0)) as live:
+        assert asyncio.run(open_at_once(live.ws_url, 8)) == ["observation"] * 8  # paced, never refused
+        statuses = asyncio.run(stateless_burst(live.url, 16))
+    assert 429 in statuses and statuses.count(200) >= 4
 
 
 def test_a_session_that_never_stepped_times_out_first() -> None:

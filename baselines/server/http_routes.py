@@ -65,8 +65,9 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
     async def reset(request: Request) -> JSONResponse:
         data = parse_object(await request.body())
         asked = request.headers.get(SESSION_HEADER)
+        if asked is None or asked == NEW_SESSION:
+            await table.address_budget(client_of(request.scope)).wait(refuse_beyond_burst=asked is None)
         if asked is None:
-            await table.sessionless_resets(client_of(request.scope)).wait()
             if not scratch:
                 scratch.append(ScientistServerEnv(table.settings.config, table.settings.limits))
             return JSONResponse(scratch[0].reset(data))

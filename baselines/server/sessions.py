@@ -1,6 +1,7 @@
 """The server's session table: bounded in count (in all and per client address), unguessable
 ids, closed after an idle timeout (a shorter one for a session that never stepped), each with
-its reset budget (`budget`); a reset that keeps no session draws on its client address's.
+its reset budget (`budget`); opening a session, and a reset that keeps none, draw on the client
+address's.
 
 Every session takes one slot of `max_sessions` and owns one `ScientistServerEnv`. An HTTP
 session is reached through its id, 256 random bits (`secrets.token_urlsafe`), so no client can
@@ -50,7 +51,7 @@ class SessionTable:
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._per_client: Counter[str] = Counter()
-        self._sessionless: dict[str, ResetBudget] = {}  # per client address
+        self._per_address: dict[str, ResetBudget] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -93,11 +94,15 @@ class SessionTable:
         self.touch(session)
         return session
 
-    def sessionless_resets(self, client: str) -> ResetBudget:
-        """The reset budget of `client`'s resets that keep no session."""
-        budget = self._sessionless.get(client)
+    def address_budget(self, client: str) -> ResetBudget:
+        """What `client`'s new sessions and its resets that keep no session draw on: each builds
+        an env or draws a scenario, as a reset does, so closing and reopening sessions gets a
+        client no more of the loop than resetting one."""
+        budget = self._per_address.get(client)
         if budget is None:
-            budget = self._sessionless[client] = ResetBudget(self.settings.max_resets_per_s, self.clock)
+            rate = self.settings.max_resets_per_s
+            what = "new session or reset without one"
+            budget = self._per_address[client] = ResetBudget(rate, self.clock, f"{what} (per client address)")
         return budget
 
     def touch(self, session: Session) -> None:
@@ -127,8 +132,8 @@ class SessionTable:
 
     def reap(self) -> list[Session]:
         """Close every HTTP session idle past its timeout (a WebSocket's times out on its
-        connection), and forget the sessionless budgets that refilled; the sessions closed."""
-        self._sessionless = {c: b for c, b in self._sessionless.items() if not b.full}
+        connection), and forget the address budgets that refilled; the sessions closed."""
+        self._per_address = {c: b for c, b in self._per_address.items() if not b.full}
         now = self.clock()
         stale = [
             s

@@ -34,8 +34,10 @@ _GONE = (TimeoutError, asyncio.TimeoutError, WebSocketDisconnect, RuntimeError, 
 async def serve_websocket(ws: WebSocket, table: SessionTable, settings: ServerSettings) -> None:
     """Open the connection's session, answer its messages, and close both together."""
     await ws.accept()
+    client = client_of(ws.scope)
     try:
-        session = table.open("ws", client_of(ws.scope))
+        await table.address_budget(client).wait(refuse_beyond_burst=False)
+        session = table.open("ws", client)
     except WireError as exc:
         await _send(ws, {"type": "error", "data": exc.payload()}, settings.send_timeout_s)
         await _hang_up(ws, 1013, settings.send_timeout_s)  # "try again later"
