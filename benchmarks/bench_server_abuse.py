@@ -1,9 +1,10 @@
 """The OpenEnv server against hostile and careless clients, on the loopback only.
 
-1. Isolation: a well-behaved session's per-message latency (p50/p99, resets included) alone,
-   then while one other client does each of: `state` in a loop after the longest episode the
-   limits allow, resets that change config every time, largest-allowed text steps, malformed
-   messages, HTTP requests aimed at sessions it does not hold, and stateless HTTP resets.
+1. Isolation: a well-behaved session's per-message latency (p50/p99, resets included; it keeps
+   to the server's reset budget, as a well-behaved client does) alone, then while one other
+   client does each of: `state` in a loop after the longest episode the limits allow, resets
+   that change config every time, largest-allowed text steps, malformed messages, HTTP requests
+   aimed at sessions it does not hold, and stateless HTTP resets.
 2. A fuzz of malformed and cross-transport messages: tracebacks in the server's log, refusals
    that were not typed, and whether a bystander session's episode stayed the local one.
 3. 1,000 half-open connections, then a new client plays an episode.
@@ -35,7 +36,11 @@ from replicalab.agents import build_baseline_scientist_action
 from replicalab.baselines.server.loopback import ServerProcess, start_process
 from replicalab.envs.scientist_v2 import ScientistEnv
 
-OPTIONS = ["--max-sessions-per-client", "64", "--unstepped-timeout", "300", "--max-connections", "1100"]
+RESET_RATE = 10.0  # the server's default reset budget, a second per session
+OPTIONS = [
+    *("--max-sessions-per-client", "64", "--unstepped-timeout", "300", "--max-connections", "1100"),
+    *("--max-resets-per-second", f"{RESET_RATE:g}"),
+]
 Abuser = Callable[[ClientConnection, str, float], Awaitable[int]]
 
 
@@ -60,10 +65,12 @@ async def ask(ws: ClientConnection, message: dict[str, Any] | str) -> dict[str, 
 async def victim(url: str, until: float, episodes: list[tuple[int, list[dict[str, Any]]]]) -> list[float]:
     latencies: list[float] = []
     async with connect(url) as ws:
-        n = 0
+        n, next_reset = 0, 0.0
         while time.perf_counter() < until:
             seed, moves = episodes[n % len(episodes)]
             n += 1
+            await asyncio.sleep(max(0.0, next_reset - time.perf_counter()))  # within its budget
+            next_reset = time.perf_counter() + 1 / RESET_RATE
             for message in [{"type": "reset", "data": {"seed": seed}}] + [
                 {"type": "step", "data": {"move": m}} for m in moves
             ]:
@@ -277,6 +284,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="length of each isolation window")
     parser.add_argument("--fuzz", type=int, default=10_000, help="malformed messages in the fuzz")
+    parser.add_argument("--rounds", type=int, default=1, help="alternations of the isolation rows")
+    parser.add_argument(
+        "--only", choices=list(ABUSERS), action="append", help="these isolation rows (and alone) only"
+    )
+    parser.add_argument("--isolation-only", action="store_true", help="skip the fuzz and what follows")
     args = parser.parse_args()
     episodes = [(seed, baseline_moves(seed)) for seed in range(16)]
     log = Path(tempfile.mkdtemp()) / "server.log"
@@ -284,8 +296,11 @@ def main() -> None:
     try:
         print("| another client | its messages | victim messages | victim p50 ms | victim p99 ms |")
         print("|---|---|---|---|---|")
-        for name in [None, *ABUSERS]:
-            print(asyncio.run(isolation_row(server, name, args.seconds, episodes)), flush=True)
+        for _ in range(args.rounds):
+            for name in [None, *(args.only or ABUSERS)]:
+                print(asyncio.run(isolation_row(server, name, args.seconds, episodes)), flush=True)
+        if args.isolation_only:
+            return
         print(asyncio.run(fuzz(server, args.fuzz)), flush=True)
         print(half_open(server, 1000), flush=True)
     finally:

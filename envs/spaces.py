@@ -10,6 +10,7 @@ samples a JSON move of a legal type.
 from __future__ import annotations
 
 import json
+import re
 import string
 from typing import Any
 
@@ -63,15 +64,13 @@ def _builtin_charset() -> str:
 
 
 PROMPT_CHARSET = _builtin_charset()
-_CHARSET = frozenset(PROMPT_CHARSET)
+_OUTSIDE_CHARSET = re.compile(f"[^{re.escape(PROMPT_CHARSET)}]")  # one C pass over a prompt
 
 
 def fit_text(text: str) -> str:
     """Make a prompt (`format_scientist_observation` keeps it within `MAX_PROMPT_CHARS`) a member
     of the prompt space: characters outside its charset become '?'."""
-    if all(ch in _CHARSET for ch in text):
-        return text
-    return "".join(ch if ch in _CHARSET else "?" for ch in text)
+    return _OUTSIDE_CHARSET.sub("?", text)
 
 
 class FlatMaskMultiDiscrete(spaces.MultiDiscrete):

@@ -16,16 +16,18 @@ import pytest
 
 pytest.importorskip("openenv", reason="the server tests need the [server] extra (openenv-core)")
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
+orjson = pytest.importorskip("orjson", reason="the server tests need orjson")
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
 from replicalab.agents import build_baseline_scientist_action  # noqa: E402
 from replicalab.baselines.server.client import ReplicaLabClient, ServerError  # noqa: E402
+from replicalab.baselines.server.environment import ScientistServerEnv  # noqa: E402
 from replicalab.baselines.server.http_routes import NEW_SESSION, SESSION_HEADER  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
-from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction  # noqa: E402
+from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction, ReplicaLabObservation  # noqa: E402
 from replicalab.baselines.server.sessions import Session  # noqa: E402
-from replicalab.baselines.server.settings import ServerSettings  # noqa: E402
+from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
 from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
 
 
@@ -159,6 +161,27 @@ def test_http_sessions_play_like_websocket_ones(server: LoopbackServer) -> None:
         assert (gone.status_code, gone.json()["error"]["code"]) == (404, "UNKNOWN_SESSION")
 
 
+@pytest.mark.parametrize("mode", ["structured", "text"])
+def test_every_observation_on_the_wire_is_the_models_own_dump(mode: str) -> None:
+    """The server builds its replies from the env's values without the model: each must be what
+    `ReplicaLabObservation` makes of them, field for field, in its order, to the byte."""
+    env = ScientistServerEnv(EnvConfig(action_mode=mode), Limits())
+    replies = [env.reset({"seed": 3}), env.step({"text": "not json"})]  # one with an error code
+    while not replies[-1]["done"]:
+        move = build_baseline_scientist_action(env.env.episode.scientist_observation())
+        form = {"text": move.model_dump_json()} if mode == "text" else {"move": move.model_dump(mode="json")}
+        replies.append(env.step(form))
+    assert replies[-1]["observation"]["info"]["verdict"] and "judge" in replies[-1]["observation"]["info"]
+    for reply in replies:
+        model = ReplicaLabObservation.model_validate(
+            {**reply["observation"], "reward": reply["reward"], "done": reply["done"]}
+        )
+        dumped = model.model_dump(exclude={"reward", "done", "metadata"})
+        assert orjson.dumps(reply) == orjson.dumps(
+            {"observation": dumped, "reward": model.reward, "done": model.done}
+        )
+
+
 def test_schema_metadata_and_health(server: LoopbackServer) -> None:
     with httpx.Client(base_url=server.url, timeout=10) as http:
         schema = http.get("/schema").json()
@@ -166,6 +189,19 @@ def test_schema_metadata_and_health(server: LoopbackServer) -> None:
         assert {"features", "action_mask", "prompt", "info"} <= set(schema["observation"]["properties"])
         assert http.get("/metadata").json()["name"] == "replicalab"
         assert http.get("/health").json() == {"status": "healthy"}
+
+
+def test_websocket_compression_is_the_operators_choice(server: LoopbackServer) -> None:
+    def played(url: str) -> tuple[str | None, dict[str, Any]]:
+        with connect(url) as ws:  # the client offers permessage-deflate, as websockets' does
+            reset = {"type": "reset", "data": {"seed": 1, "config": {"action_mode": "text"}}}
+            return ws.response.headers.get("Sec-WebSocket-Extensions"), _ask(ws, reset)
+
+    plain = played(server.ws_url)  # the default: replies go uncompressed
+    with serve_in_thread(ServerSettings(ws_compression=True)) as live:
+        deflated = played(live.ws_url)
+    assert plain[0] is None and "permessage-deflate" in (deflated[0] or "")
+    assert plain[1] == deflated[1]
 
 
 # --------------------------------------------------------------------------- bad input
@@ -298,7 +334,8 @@ def test_idle_sessions_are_closed_and_freed() -> None:
 
 
 def test_a_client_that_stops_reading_is_dropped_and_the_server_keeps_serving() -> None:
-    with serve_in_thread(ServerSettings(send_timeout_s=0.3)) as live:
+    # the flood fills the socket buffers with replies: no reset budget slows it
+    with serve_in_thread(ServerSettings(send_timeout_s=0.3, max_resets_per_s=10_000)) as live:
         sock = socket.socket()
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         sock.connect(("127.0.0.1", int(live.url.rsplit(":", 1)[1])))

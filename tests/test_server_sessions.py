@@ -1,10 +1,14 @@
 """Sessions under the operator's limits, on a real uvicorn on 127.0.0.1: configs beyond the
-limits refused, one transport per session, per-client caps, the shorter timeout of a session
-that never stepped, a `state` that costs one digest per step, and OpenEnv's generic client."""
+limits refused, one transport per session, per-client caps, the reset budget, the shorter
+timeout of a session that never stepped, a `state` that costs one digest per step, and OpenEnv's
+generic client."""
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
 import json
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,12 +17,16 @@ import pytest
 pytest.importorskip("openenv", reason="the server tests need the [server] extra (openenv-core)")
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
+from websockets.asyncio.client import connect as connect_async  # noqa: E402
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
-from replicalab.baselines.server.http_routes import SESSION_HEADER  # noqa: E402
+from replicalab.agents import build_baseline_scientist_action  # noqa: E402
+from replicalab.baselines.server.budget import ResetBudget  # noqa: E402
+from replicalab.baselines.server.http_routes import NEW_SESSION, SESSION_HEADER  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
-from replicalab.baselines.server.models import EnvConfig  # noqa: E402
+from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError  # noqa: E402
+from replicalab.baselines.server.sessions import SessionTable  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
 from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
 
@@ -101,6 +109,101 @@ def test_one_client_holds_at_most_its_share_of_sessions(server: LoopbackServer) 
     finally:
         for ws in held:
             ws.close()
+
+
+def test_the_reset_budget_paces_a_burst_and_refuses_a_second_one_queued() -> None:
+    now = [0.0]
+    budget = ResetBudget(4.0, lambda: now[0])  # 4 a second, in bursts of 4
+    assert [budget.reserve() for _ in range(8)] == [0.0] * 4 + [0.25, 0.5, 0.75, 1.0]
+    with pytest.raises(WireError) as refused:
+        budget.reserve()  # a whole burst waits already
+    assert refused.value.code is ErrorCode.TOO_MANY_RESETS and refused.value.status == 429
+    now[0] = 0.5  # two tokens back, four owed: the next waits for three
+    assert budget.reserve() == 0.75 and not budget.full
+    now[0] = 60.0
+    assert budget.full and budget.reserve() == 0.0
+    assert ResetBudget(0.5, lambda: 0.0).reserve() == 0.0  # below one a second: bursts of one
+
+
+def _neighbour_episode(url: str, seed: int) -> tuple[str, str]:
+    """A baseline episode played over `url`: the served log digest and the local one."""
+    local = ScientistEnv()
+    local.reset(seed=seed)
+    with connect(url) as ws:
+        _ask(ws, {"type": "reset", "data": {"seed": seed, "episode_id": "neighbour"}})
+        while not local.episode.done:
+            move = build_baseline_scientist_action(local.episode.scientist_observation())
+            local.step(move.model_dump(mode="json"))
+            _ask(ws, {"type": "step", "data": {"move": move.model_dump(mode="json")}})
+        served = _ask(ws, {"type": "state"})["data"]["log_sha256"]
+    expected = hashlib.sha256(local.episode.to_log("neighbour").model_dump_json().encode()).hexdigest()
+    return served, expected
+
+
+def test_resets_beyond_the_budget_are_paced_over_websocket_and_refused_over_http() -> None:
+    settings = ServerSettings(max_resets_per_s=2.0)
+
+    async def http_burst(url: str) -> list[tuple[int, str | None]]:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            opened = await http.post("/reset", json={}, headers={SESSION_HEADER: NEW_SESSION})
+            header = {SESSION_HEADER: opened.headers[SESSION_HEADER]}
+            replies = await asyncio.gather(
+                *(http.post("/reset", json={"seed": n}, headers=header) for n in range(12))
+            )
+            after = await http.get("/state", headers=header)
+            assert after.status_code == 200  # the session outlives its refused resets
+        return [(r.status_code, r.json().get("error", {}).get("code")) for r in replies]
+
+    with serve_in_thread(settings) as live:
+        churned: list[str] = []
+
+        def churn() -> None:  # a WebSocket client resetting with a new config: three bursts' worth
+            with connect(live.ws_url) as ws:
+                for n in range(6):
+                    config = {"max_rounds": 2 + n, "action_mode": ("structured", "text")[n % 2]}
+                    churned.append(_ask(ws, {"type": "reset", "data": {"seed": n, "config": config}})["type"])
+
+        churner = threading.Thread(target=churn)
+        churner.start()
+        served, expected = _neighbour_episode(live.ws_url, seed=2)
+        churner.join(timeout=60)
+        assert served == expected  # the neighbour's episode is the local one
+        assert churned == ["observation"] * 6  # paced, never refused
+        replies = asyncio.run(http_burst(live.url))
+    refused = [reply for reply in replies if reply[0] != 200]
+    assert refused and set(refused) == {(429, "TOO_MANY_RESETS")}
+    assert len(replies) - len(refused) >= 2  # a whole burst ran
+
+
+def test_new_sessions_and_resets_without_one_draw_on_their_addresss_budget() -> None:
+    now = [0.0]
+    table = SessionTable(ServerSettings(max_resets_per_s=2.0), clock=lambda: now[0])
+    mine, theirs = table.address_budget("10.0.0.1"), table.address_budget("10.0.0.2")
+    assert table.address_budget("10.0.0.1") is mine and theirs is not mine
+    assert [mine.reserve(refuse_beyond_burst=False) for _ in range(6)] == [0.0, 0.0, 0.5, 1.0, 1.5, 2.0]
+    with pytest.raises(WireError, match="new session or reset without one"):
+        mine.reserve()  # a reset without a session, with opens queued beyond a burst
+    now[0] = 60.0
+    table.reap()  # a budget back to a whole burst is forgotten
+    assert table.address_budget("10.0.0.1") is not mine
+
+    async def open_at_once(url: str, count: int) -> list[str]:
+        async def one() -> str:
+            async with connect_async(url) as ws:
+                await ws.send(json.dumps({"type": "reset", "data": {}}))
+                return str(json.loads(await ws.recv())["type"])
+
+        return await asyncio.gather(*(one() for _ in range(count)))
+
+    async def stateless_burst(url: str, count: int) -> list[int]:
+        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+            replies = await asyncio.gather(*(http.post("/reset", json={"seed": n}) for n in range(count)))
+        return [reply.status_code for reply in replies]
+
+    with serve_in_thread(ServerSettings(max_resets_per_s=4.0)) as live:
+        assert asyncio.run(open_at_once(live.ws_url, 8)) == ["observation"] * 8  # paced, never refused
+        statuses = asyncio.run(stateless_burst(live.url, 16))
+    assert 429 in statuses and statuses.count(200) >= 4
 
 
 def test_a_session_that_never_stepped_times_out_first() -> None:

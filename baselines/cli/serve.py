@@ -29,6 +29,9 @@ def serve(
     token: _Token = None,
     max_sessions: Annotated[int, typer.Option(min=1, help="Sessions open at once.")] = 64,
     max_sessions_per_client: Annotated[int, typer.Option(min=1, help="Sessions one address holds.")] = 32,
+    max_resets_per_second: Annotated[
+        float, typer.Option(min=0.001, help="Resets a session may make a second (more wait their turn).")
+    ] = 10.0,
     idle_timeout: Annotated[
         float, typer.Option(min=0.001, help="Seconds before an idle session closes.")
     ] = 300.0,
@@ -38,6 +41,9 @@ def serve(
     ] = 10.0,
     max_connections: Annotated[int, typer.Option(min=1, help="Open TCP connections.")] = 1024,
     max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest body or WebSocket message.")] = 65536,
+    ws_compression: Annotated[
+        bool, typer.Option(help="Compress WebSocket messages (permessage-deflate): fewer bytes, more CPU.")
+    ] = False,
     max_rounds_limit: Annotated[int, typer.Option(min=2, help="Most rounds a session may ask for.")] = 20,
     max_step_cap: Annotated[int, typer.Option(min=1, help="Largest step cap a session may ask for.")] = 64,
     splits: Annotated[
@@ -105,12 +111,14 @@ def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
             token=options["token"] or None,
             max_sessions=options["max_sessions"],
             max_sessions_per_client=options["max_sessions_per_client"],
+            max_resets_per_s=options["max_resets_per_second"],
             idle_timeout_s=options["idle_timeout"],
             unstepped_timeout_s=options["unstepped_timeout"],
             header_timeout_s=options["request_timeout"],
             body_timeout_s=options["request_timeout"],
             max_connections=options["max_connections"],
             max_body_bytes=options["max_body_bytes"],
+            ws_compression=options["ws_compression"],
         )
     except (ValidationError, TypeError, ValueError) as exc:
         fail(str(exc).replace("\n", " "), USAGE)

@@ -72,6 +72,7 @@ def uvicorn_config(app: FastAPI, settings: ServerSettings, host: str, port: int)
         port=port,
         http=guarded_protocol(settings),
         ws_max_size=settings.max_body_bytes * PROTOCOL_SLACK,
+        ws_per_message_deflate=settings.ws_compression,
         timeout_graceful_shutdown=settings.shutdown_timeout_s,
         log_config=None,
         access_log=False,

@@ -2,7 +2,7 @@
 `Environment` (`reset`, `step`, `state`, `get_metadata`).
 
 It translates and nothing more: a wire action becomes what `ScientistEnv.step` takes, the env's
-observation and info become a `ReplicaLabObservation`. Every rule (the Lab Manager's reply, the
+observation and info become a `ReplicaLabObservation` on the wire. Every rule (the Lab Manager's reply, the
 penalty and the error code of a bad move, the end of the episode) is the env's and `Episode`'s.
 """
 
@@ -19,7 +19,6 @@ from replicalab.baselines.server.models import (
     EnvironmentMetadata,
     ErrorCode,
     ReplicaLabAction,
-    ReplicaLabObservation,
     ReplicaLabState,
     ResetData,
     WireError,
@@ -56,8 +55,8 @@ class ScientistServerEnv:
         self.ever_stepped = False
         self._digest: str | None = None  # of the log as it stands; a step or reset clears it
 
-    def reset(self, data: object) -> ReplicaLabObservation:
-        """A new episode from a reset body (`ResetData`'s fields)."""
+    def reset(self, data: object) -> dict[str, Any]:
+        """A new episode from a reset body (`ResetData`'s fields): its first observation."""
         try:
             reset = ResetData.model_validate(data)
         except ValidationError as exc:
@@ -77,8 +76,8 @@ class ScientistServerEnv:
         self.episode_id, self.step_count, self.started, self._digest = reset.episode_id, 0, True, None
         return self._observation(observation, 0.0, False, False, info)
 
-    def step(self, data: object) -> ReplicaLabObservation:
-        """One move from an action body (`ReplicaLabAction`'s fields)."""
+    def step(self, data: object) -> dict[str, Any]:
+        """One move from an action body (`ReplicaLabAction`'s fields): the observation after it."""
         try:
             action = ReplicaLabAction.model_validate(data)
         except ValidationError as exc:
@@ -124,14 +123,22 @@ class ScientistServerEnv:
     @staticmethod
     def _observation(
         observation: dict[str, Any], reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
-    ) -> ReplicaLabObservation:
-        return ReplicaLabObservation(
-            features=observation["observation"].tolist(),
-            action_mask=observation["action_mask"].tolist(),
-            prompt=observation.get("prompt"),
-            info=info,
-            terminated=terminated,
-            truncated=truncated,
-            done=terminated or truncated,
-            reward=reward,
-        )
+    ) -> dict[str, Any]:
+        """A `ReplicaLabObservation` as OpenEnv sends it (`{observation, reward, done}`, its
+        `serialize_observation`), built straight from the env's values: they are plain floats,
+        ints, a string and JSON dicts already, so validating and dumping them through the model
+        again changed nothing and cost more than the reply's JSON. The fields keep the model's
+        order; a test holds every reply to the model."""
+        return {
+            "observation": {
+                "seat": "scientist",
+                "features": observation["observation"].tolist(),
+                "action_mask": observation["action_mask"].tolist(),
+                "prompt": observation.get("prompt"),
+                "info": info,
+                "terminated": bool(terminated),
+                "truncated": bool(truncated),
+            },
+            "reward": float(reward),
+            "done": bool(terminated or truncated),
+        }

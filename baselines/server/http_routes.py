@@ -65,13 +65,16 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
     async def reset(request: Request) -> JSONResponse:
         data = parse_object(await request.body())
         asked = request.headers.get(SESSION_HEADER)
+        if asked is None or asked == NEW_SESSION:
+            await table.address_budget(client_of(request.scope)).wait(refuse_beyond_burst=asked is None)
         if asked is None:
             if not scratch:
                 scratch.append(ScientistServerEnv(table.settings.config, table.settings.limits))
-            return JSONResponse(scratch[0].reset(data).wire())
+            return JSONResponse(scratch[0].reset(data))
         session = table.open("http", client_of(request.scope)) if asked == NEW_SESSION else table.get(asked)
         try:
-            reply = session.env.reset(data).wire()
+            await session.resets.wait()
+            reply = session.env.reset(data)
         except WireError:
             if asked == NEW_SESSION:  # a session whose first reset failed holds no episode
                 table.close(session, "reset_failed")
@@ -84,7 +87,7 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
         session = _session(table, request)
         if set(data) - STEP_FIELDS or "action" not in data:
             raise WireError(ErrorCode.VALIDATION_ERROR, "body: expected {action[, timeout_s, request_id]}")
-        return session.env.step(data["action"]).wire()
+        return session.env.step(data["action"])
 
     @app.get("/state")
     async def state(request: Request) -> dict[str, Any]:

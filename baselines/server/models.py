@@ -32,6 +32,7 @@ class ErrorCode(str, Enum):
     CAPACITY_REACHED = "CAPACITY_REACHED"  # as many sessions are open as --max-sessions allows
     NOT_ALLOWED = "NOT_ALLOWED"  # a config beyond the operator's limits (rounds, step cap, split, preset)
     TOO_MANY_SESSIONS = "TOO_MANY_SESSIONS"  # this client holds --max-sessions-per-client already
+    TOO_MANY_RESETS = "TOO_MANY_RESETS"  # a burst of resets waits already (--max-resets-per-second)
     UNAUTHORIZED = "UNAUTHORIZED"  # the server wants its token and the request lacks it
     UNKNOWN_SESSION = "UNKNOWN_SESSION"  # no open HTTP session has this id (never had, closed or expired)
     NO_SESSION = "NO_SESSION"  # an HTTP step or state without X-Session-Id
@@ -53,6 +54,7 @@ HTTP_STATUS = {
     ErrorCode.MESSAGE_TOO_LARGE: 413,
     ErrorCode.REQUEST_TIMEOUT: 408,
     ErrorCode.TOO_MANY_SESSIONS: 429,
+    ErrorCode.TOO_MANY_RESETS: 429,
     ErrorCode.CAPACITY_REACHED: 503,
     ErrorCode.EPISODE_OVER: 409,
     ErrorCode.NOT_RESET: 409,
@@ -167,11 +169,6 @@ class ReplicaLabObservation(BaseModel):
     info: dict[str, Any]  # round, reward_components, error (the env's code), verdict, judge
     terminated: bool = False
     truncated: bool = False
-
-    def wire(self) -> dict[str, Any]:
-        """OpenEnv's `{observation, reward, done}` (its `serialize_observation`)."""
-        observation = self.model_dump(exclude={"reward", "done", "metadata"})
-        return {"observation": observation, "reward": self.reward, "done": self.done}
 
 
 class ReplicaLabState(BaseModel):

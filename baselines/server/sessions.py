@@ -1,5 +1,7 @@
 """The server's session table: bounded in count (in all and per client address), unguessable
-ids, closed after an idle timeout (a shorter one for a session that never stepped).
+ids, closed after an idle timeout (a shorter one for a session that never stepped), each with
+its reset budget (`budget`); opening a session, and a reset that keeps none, draw on the client
+address's.
 
 Every session takes one slot of `max_sessions` and owns one `ScientistServerEnv`. An HTTP
 session is reached through its id, 256 random bits (`secrets.token_urlsafe`), so no client can
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from replicalab.baselines.server import events
+from replicalab.baselines.server.budget import ResetBudget
 from replicalab.baselines.server.environment import ScientistServerEnv
 from replicalab.baselines.server.models import ErrorCode, WireError
 from replicalab.baselines.server.settings import ServerSettings
@@ -27,14 +30,15 @@ Transport = Literal["ws", "http"]
 
 @dataclass
 class Session:
-    """One open session: its env, its transport, its client's address and when a request last
-    touched it (monotonic seconds)."""
+    """One open session: its env, its transport, its client's address, when a request last
+    touched it (monotonic seconds) and how many resets it may still make at once."""
 
     id: str
     env: ScientistServerEnv
     transport: Transport
     client: str
     last_active: float
+    resets: ResetBudget
 
     @property
     def tag(self) -> str:
@@ -47,6 +51,7 @@ class SessionTable:
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._per_client: Counter[str] = Counter()
+        self._per_address: dict[str, ResetBudget] = {}
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -73,7 +78,8 @@ class SessionTable:
         env = ScientistServerEnv(
             self.settings.config, self.settings.limits, session_id if transport == "http" else None
         )
-        session = Session(session_id, env, transport, client, self.clock())
+        budget = ResetBudget(self.settings.max_resets_per_s, self.clock)
+        session = Session(session_id, env, transport, client, self.clock(), budget)
         self._sessions[session_id] = session
         self._per_client[client] += 1
         events.event("session_opened", session=session.tag, transport=transport, client=client)
@@ -87,6 +93,17 @@ class SessionTable:
             raise WireError(ErrorCode.UNKNOWN_SESSION, "X-Session-Id: no open HTTP session has this id")
         self.touch(session)
         return session
+
+    def address_budget(self, client: str) -> ResetBudget:
+        """What `client`'s new sessions and its resets that keep no session draw on: each builds
+        an env or draws a scenario, as a reset does, so closing and reopening sessions gets a
+        client no more of the loop than resetting one."""
+        budget = self._per_address.get(client)
+        if budget is None:
+            rate = self.settings.max_resets_per_s
+            what = "new session or reset without one"
+            budget = self._per_address[client] = ResetBudget(rate, self.clock, f"{what} (per client address)")
+        return budget
 
     def touch(self, session: Session) -> None:
         session.last_active = self.clock()
@@ -115,7 +132,8 @@ class SessionTable:
 
     def reap(self) -> list[Session]:
         """Close every HTTP session idle past its timeout (a WebSocket's times out on its
-        connection); them."""
+        connection), and forget the address budgets that refilled; the sessions closed."""
+        self._per_address = {c: b for c, b in self._per_address.items() if not b.full}
         now = self.clock()
         stale = [
             s

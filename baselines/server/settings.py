@@ -79,9 +79,11 @@ class ServerSettings(BaseModel):
     limits: Limits = Limits()
     max_sessions: int = Field(default=64, ge=1)
     max_sessions_per_client: int = Field(default=32, ge=1)  # per client address
+    max_resets_per_s: float = Field(default=10.0, gt=0)  # per session, in bursts of as many (budget)
     idle_timeout_s: float = Field(default=300.0, gt=0)  # a session untouched this long is closed
     unstepped_timeout_s: float = Field(default=30.0, gt=0)  # ... or this long, if it never stepped
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)  # per HTTP body or WebSocket message
+    ws_compression: bool = False  # permessage-deflate: 15-20 % of a text step's CPU, for its bytes
     send_timeout_s: float = Field(default=10.0, gt=0)  # a client that reads nothing this long is dropped
     header_timeout_s: float = Field(default=10.0, gt=0)  # for a request's headers to arrive
     body_timeout_s: float = Field(default=10.0, gt=0)  # for a request's body to arrive

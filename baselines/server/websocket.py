@@ -34,8 +34,10 @@ _GONE = (TimeoutError, asyncio.TimeoutError, WebSocketDisconnect, RuntimeError, 
 async def serve_websocket(ws: WebSocket, table: SessionTable, settings: ServerSettings) -> None:
     """Open the connection's session, answer its messages, and close both together."""
     await ws.accept()
+    client = client_of(ws.scope)
     try:
-        session = table.open("ws", client_of(ws.scope))
+        await table.address_budget(client).wait(refuse_beyond_burst=False)
+        session = table.open("ws", client)
     except WireError as exc:
         await _send(ws, {"type": "error", "data": exc.payload()}, settings.send_timeout_s)
         await _hang_up(ws, 1013, settings.send_timeout_s)  # "try again later"
@@ -63,7 +65,7 @@ async def _serve(ws: WebSocket, session: Session, table: SessionTable, settings:
         table.touch(session)
         text = message.get("text")
         raw: str | bytes = text if text is not None else message.get("bytes") or b""
-        reply = answer(session, raw, settings.max_body_bytes)
+        reply = await answer(session, raw, settings.max_body_bytes)
         if reply is None:
             await _hang_up(ws, 1000, settings.send_timeout_s)
             return "client_closed"
@@ -72,8 +74,9 @@ async def _serve(ws: WebSocket, session: Session, table: SessionTable, settings:
             return "not_reading"
 
 
-def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, Any] | None:
-    """The reply to one WebSocket message; None when the client asked to close."""
+async def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, Any] | None:
+    """The reply to one WebSocket message; None when the client asked to close. A reset waits
+    for the session's reset budget first."""
     try:
         if len(raw) > limit:
             raise WireError(ErrorCode.MESSAGE_TOO_LARGE, f"message: over {limit} bytes")
@@ -82,9 +85,10 @@ def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, Any] | N
         if kind == "close":
             return None
         if kind == "reset":
-            return {"type": "observation", "data": session.env.reset(message.get("data", {})).wire()}
+            await session.resets.wait()
+            return {"type": "observation", "data": session.env.reset(message.get("data", {}))}
         if kind == "step":
-            return {"type": "observation", "data": session.env.step(message.get("data")).wire()}
+            return {"type": "observation", "data": session.env.step(message.get("data"))}
         if kind == "state":
             return {"type": "state", "data": session.env.state.model_dump()}
         raise WireError(ErrorCode.UNKNOWN_TYPE, f"type: expected reset, step, state or close, got {kind!r}")
