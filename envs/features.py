@@ -72,7 +72,7 @@ from replicalab.envs.spaces import MAX_CONTROLS, MAX_DURATION, MAX_ELEMENTS, MAX
 from replicalab.episode import Episode
 from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind, Paper
 from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST, SCIENTIST_ACTION_TYPES
-from replicalab.reading import cues
+from replicalab.reading import Mention, sentence_mentions
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
 from replicalab.text import content_words, mentions, sentences, words
 
@@ -110,35 +110,52 @@ def text_columns(paper: Paper, names: Sequence[str]) -> np.ndarray:
     """`CUE_FIELDS` of each candidate of `names` in `paper`'s method, one row each: how many
     sentences mention it, whether one names it exactly, the best share of its words, and the
     hashed words and word pairs around it (the module says which); all 0 where no sentence
-    mentions it (or the name is empty). The paper is read once for all of them."""
+    mentions it (or the name is empty). The paper is read once for all of them, sentence by
+    sentence (`reading.cues` finds the same mentions)."""
     out = np.zeros((len(names), len(CUE_FIELDS)), dtype=np.float32)
+    listed = tuple(names)
     said = sentences(paper.method)
-    mentioned: list[int] = []
-    naming: list[tuple[float, bool, float]] = []
-    hashed: list[tuple[int, ...]] = []  # each mentioned candidate's buckets
-    for row, name in enumerate(names):
-        found = cues(paper, name) if name else ()
-        if not found:
-            continue
-        own = content_words(name)
-        buckets: list[int] = []
-        for cue in found:
-            buckets += _around(said[cue.sentence], own)
-            if cue.sentence + 1 < len(said):
-                buckets += _after(said[cue.sentence + 1], own)
-        mentioned.append(row)
-        naming.append(
-            (min(1.0, len(found) / _MAX_MENTIONS), any(c.exact for c in found), max(c.share for c in found))
-        )
-        hashed.append(tuple(buckets))
-    if not mentioned:
+    found: dict[int, list[Mention]] = {}  # row -> its mentions, in sentence order
+    hashed: dict[int, list[int]] = {}  # row -> the buckets of its features
+    for number, sentence in enumerate(said):
+        read = _read_sentence(sentence, listed)
+        following = _said(said[number + 1]) if read and number + 1 < len(said) else None
+        for mention, around in read:
+            row = mention.index
+            found.setdefault(row, []).append(mention)
+            buckets = hashed.setdefault(row, [])
+            buckets += around
+            if following is not None:
+                buckets += _after(following, content_words(listed[row]))
+    if not found:
         return out
-    out[mentioned, : len(NAMING_FIELDS)] = naming
-    owners = np.repeat(np.arange(len(mentioned)), [len(b) for b in hashed])
-    flat = np.fromiter(chain.from_iterable(hashed), dtype=np.intp, count=len(owners))
+    mentioned = sorted(found)
+    out[mentioned, : len(NAMING_FIELDS)] = [
+        (
+            min(1.0, len(found[row]) / _MAX_MENTIONS),
+            any(m.exact for m in found[row]),
+            max(m.share for m in found[row]),
+        )
+        for row in mentioned
+    ]
+    owners = np.repeat(np.arange(len(mentioned)), [len(hashed[row]) for row in mentioned])
+    flat = np.fromiter(
+        chain.from_iterable(hashed[row] for row in mentioned), dtype=np.intp, count=len(owners)
+    )
     counts = np.bincount(owners * HASH_BUCKETS + flat, minlength=len(mentioned) * HASH_BUCKETS)
     out[mentioned, len(NAMING_FIELDS) :] = np.minimum(counts.reshape(-1, HASH_BUCKETS) / _MAX_COUNT, 1.0)
     return out
+
+
+@lru_cache(maxsize=8192)  # sentences recur across packs: a case's methods are written from a few
+def _read_sentence(sentence: str, names: tuple[str, ...]) -> tuple[tuple[Mention, tuple[int, ...]], ...]:
+    """Each candidate of `names` that `sentence` mentions, with the buckets of the sentence
+    around it (`_around`)."""
+    said = _said(sentence)
+    return tuple(
+        (mention, _around(said, content_words(names[mention.index])))
+        for mention in sentence_mentions(sentence, names)
+    )
 
 
 class _Word(NamedTuple):
@@ -165,36 +182,56 @@ def _word(word: str) -> _Word:
     )
 
 
-def _placed(tokens: tuple[str, ...], own: frozenset[str]) -> list[str]:
-    """`tokens` with each run of the candidate's own words made one `_HERE`."""
-    placed: list[str] = []
-    for w in tokens:
-        if w not in own:
-            placed.append(w)
-        elif not placed or placed[-1] != _HERE:
-            placed.append(_HERE)
-    return placed
+_HERE_WORD = _word(_HERE)
 
 
-@lru_cache(maxsize=8192)  # sentences and candidates recur across packs: a case's methods share them
-def _around(sentence: str, own: frozenset[str]) -> tuple[int, ...]:
+class _Said(NamedTuple):
+    """A sentence as the text features read it."""
+
+    tokens: tuple[str, ...]  # its words
+    bag: frozenset[str]
+    looked: tuple[_Word, ...]  # each word's `_Word`
+    following: tuple[int, ...]  # its buckets after a mention of a candidate it holds no word of
+
+
+@lru_cache(maxsize=8192)  # the sentence after a mention is read for each candidate mentioned
+def _said(sentence: str) -> _Said:
+    tokens = words(sentence)
+    looked = tuple(_word(w) for w in tokens)
+    return _Said(tokens, frozenset(tokens), looked, tuple(w.following for w in looked))
+
+
+def _placed(said: _Said, own: frozenset[str]) -> tuple[list[_Word], int]:
+    """The sentence's words with each run of the candidate's own words made one `_HERE`, and
+    where the first of those stands (the length when none does)."""
+    placed: list[_Word] = []
+    first = -1
+    for text, word in zip(said.tokens, said.looked, strict=True):
+        if text not in own:
+            placed.append(word)
+        elif not placed or placed[-1] is not _HERE_WORD:
+            first = len(placed) if first < 0 else first
+            placed.append(_HERE_WORD)
+    return placed, len(placed) if first < 0 else first
+
+
+def _around(said: _Said, own: frozenset[str]) -> tuple[int, ...]:
     """The buckets of a sentence that mentions a candidate of content words `own`: each other
     word with its side of the candidate ("<" before its first mention, ">" after), and each pair
     of adjacent words, the candidate one `_HERE`."""
-    placed = _placed(words(sentence), own)
-    first = placed.index(_HERE) if _HERE in placed else len(placed)
-    looked = [_word(w) for w in placed]
-    buckets = [w.before for w in looked[:first]]
-    buckets += [w.after for text, w in zip(placed[first:], looked[first:], strict=True) if text != _HERE]
-    buckets += [zlib.crc32(b.tail, a.crc) % HASH_BUCKETS for a, b in pairwise(looked)]
+    placed, first = _placed(said, own)
+    buckets = [w.before for w in placed[:first]]
+    buckets += [w.after for w in placed[first:] if w is not _HERE_WORD]
+    buckets += [zlib.crc32(b.tail, a.crc) % HASH_BUCKETS for a, b in pairwise(placed)]
     return tuple(buckets)
 
 
-@lru_cache(maxsize=8192)
-def _after(sentence: str, own: frozenset[str]) -> tuple[int, ...]:
+def _after(said: _Said, own: frozenset[str]) -> tuple[int, ...]:
     """The buckets of the sentence after a mention: each word, marked as the next sentence's
     ("+"), the candidate one `_HERE`."""
-    return tuple(_word(w).following for w in _placed(words(sentence), own))
+    if said.bag.isdisjoint(own):
+        return said.following
+    return tuple(w.following for w in _placed(said, own)[0])
 
 
 class Piece(NamedTuple):

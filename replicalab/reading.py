@@ -109,6 +109,40 @@ def _parsed(method: str) -> _Method:
     )
 
 
+def _present(wanted: frozenset[str], bag: frozenset[str]) -> frozenset[str] | None:
+    """The content words `wanted` of a candidate that a sentence of words `bag` holds, when they
+    make the sentence a mention of it (at least `PARTIAL` of them); None when they do not."""
+    if bag.isdisjoint(wanted):  # most sentences: no set built
+        return None
+    present = wanted & bag
+    return present if len(present) >= PARTIAL * len(wanted) else None
+
+
+class Mention(NamedTuple):
+    """A candidate one sentence mentions (`cues` without the verdict ingredients)."""
+
+    index: int  # its place among the names asked about
+    exact: bool  # its words occur in order
+    share: float  # the share of its content words in the sentence
+
+
+def sentence_mentions(sentence: str, names: tuple[str, ...]) -> tuple[Mention, ...]:
+    """The candidates of `names` that `sentence` mentions, in their order: each sentence of a
+    method that `cues` lists for a name is one that mentions it here, alike."""
+    read = _sentence(sentence)
+    found = []
+    for index, wanted in enumerate(_contents(names)):
+        present = _present(wanted, read.bag)
+        if present is not None:
+            found.append(Mention(index, occurs(names[index], read.spaced), len(present) / len(wanted)))
+    return tuple(found)
+
+
+@lru_cache(maxsize=64)  # a pack's candidates are asked about for each sentence of its method
+def _contents(names: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    return tuple(content_words(name) for name in names)
+
+
 def _cues(method: str, name: str) -> tuple[Cue, ...]:
     wanted = content_words(name)
     parsed = _parsed(method)
@@ -116,10 +150,8 @@ def _cues(method: str, name: str) -> tuple[Cue, ...]:
         return ()
     found = []
     for number, bag in enumerate(parsed.bags):
-        if bag.isdisjoint(wanted):  # most sentences: no set built
-            continue
-        present = wanted & bag
-        if len(present) < PARTIAL * len(wanted):
+        present = _present(wanted, bag)
+        if present is None:
             continue
         sentence = parsed.sentences[number]
         former, latter = parsed.former[number], parsed.latter[number]
