@@ -3,11 +3,13 @@ exactly what `mentions` says text by text (validation and the judge rely on it).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replicalab.text import mentions, occurs, spaced, stated_without_denial
+from replicalab.text import mentions, occurs, sentences, spaced, stated_without_denial
 
 VOCABULARY = ["live", "trading", "code", "review", "no", "test-set", "it's", "a", "B", "", "  "]
 SEPARATORS = [" ", "  ", ", ", "-", ". ", "\n", "/"]
@@ -47,3 +49,12 @@ def test_phrases_do_not_span_two_texts() -> None:
 )
 def test_a_statement_is_a_mention_no_negation_denies(text: str, stated: bool) -> None:
     assert stated_without_denial("held-out split", text) is stated
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=" \n\t.!?;,aB-", max_size=30))
+def test_sentences_end_at_a_mark_the_blanks_after_it_dropped(text: str) -> None:
+    said = sentences(text)
+    assert "".join(said) == re.sub(r"(?<=[.!?;])\s+", "", text)
+    assert all(sentence[-1:] in (".", "!", "?", ";") for sentence in said[:-1])
+    assert not any(re.search(r"[.!?;]\s", sentence) for sentence in said)
