@@ -151,11 +151,11 @@ def text_columns(paper: Paper, names: Sequence[str]) -> np.ndarray:
 def _read_sentence(sentence: str, names: tuple[str, ...]) -> tuple[tuple[Mention, tuple[int, ...]], ...]:
     """Each candidate of `names` that `sentence` mentions, with the buckets of the sentence
     around it (`_around`)."""
+    found = sentence_mentions(sentence, names)
+    if not found:  # about half the sentences: no word list made
+        return ()
     said = _said(sentence)
-    return tuple(
-        (mention, _around(said, content_words(names[mention.index])))
-        for mention in sentence_mentions(sentence, names)
-    )
+    return tuple((mention, _around(said, content_words(names[mention.index]))) for mention in found)
 
 
 class _Word(NamedTuple):

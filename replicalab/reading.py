@@ -129,12 +129,12 @@ class Mention(NamedTuple):
 def sentence_mentions(sentence: str, names: tuple[str, ...]) -> tuple[Mention, ...]:
     """The candidates of `names` that `sentence` mentions, in their order: each sentence of a
     method that `cues` lists for a name is one that mentions it here, alike."""
-    read = _sentence(sentence)
+    bag = frozenset(words(sentence))
     found = []
     for index, wanted in enumerate(_contents(names)):
-        present = _present(wanted, read.bag)
+        present = _present(wanted, bag)
         if present is not None:
-            found.append(Mention(index, occurs(names[index], read.spaced), len(present) / len(wanted)))
+            found.append(Mention(index, occurs(names[index], spaced(sentence)), len(present) / len(wanted)))
     return tuple(found)
 
 
