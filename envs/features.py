@@ -356,13 +356,14 @@ class Observer:
             ("element", codec.elements, len(ELEMENT_FIELDS)),
         )
         names = [name for _, listed, _ in slots for name in listed]
-        read = iter(text_columns(codec.scenario.paper, names))
-        for piece, listed, width in slots:
-            for k in range(len(listed)):
-                base = layout.start[piece] + k * width + 1
-                out[base : base + len(CUE_FIELDS)] = next(read)
-        for i, name in enumerate(codec.elements):
-            out[layout.start["element"] + i * len(ELEMENT_FIELDS)] = bool(name)
+        read = text_columns(codec.scenario.paper, names)
+        row = 0
+        for piece, listed, width in slots:  # each piece's slots as the rows of a view
+            block = out[layout.span[piece]].reshape(-1, width)
+            block[: len(listed), 1 : 1 + len(CUE_FIELDS)] = read[row : row + len(listed)]
+            row += len(listed)
+        present = out[layout.span["element"]].reshape(-1, len(ELEMENT_FIELDS))[:, 0]
+        present[: len(codec.elements)] = [bool(name) for name in codec.elements]
 
     def scientist(self, episode: Episode) -> np.ndarray:
         """The Scientist's features now."""
