@@ -121,7 +121,7 @@ def text_columns(paper: Paper, names: Sequence[str]) -> np.ndarray:
         read = _read_sentence(sentence, listed)
         following = _said(said[number + 1]) if read and number + 1 < len(said) else None
         for mention, around in read:
-            row = mention.index
+            row = mention.slot
             found.setdefault(row, []).append(mention)
             buckets = hashed.setdefault(row, [])
             buckets += around
@@ -155,7 +155,7 @@ def _read_sentence(sentence: str, names: tuple[str, ...]) -> tuple[tuple[Mention
     if not found:  # about half the sentences: no word list made
         return ()
     said = _said(sentence)
-    return tuple((mention, _around(said, content_words(names[mention.index]))) for mention in found)
+    return tuple((mention, _around(said, content_words(names[mention.slot]))) for mention in found)
 
 
 class _Word(NamedTuple):

@@ -121,7 +121,7 @@ def _present(wanted: frozenset[str], bag: frozenset[str]) -> frozenset[str] | No
 class Mention(NamedTuple):
     """A candidate one sentence mentions (`cues` without the verdict ingredients)."""
 
-    index: int  # its place among the names asked about
+    slot: int  # its place among the names asked about
     exact: bool  # its words occur in order
     share: float  # the share of its content words in the sentence
 
