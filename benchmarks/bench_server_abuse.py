@@ -11,7 +11,9 @@
 4. SIGTERM with half-open, slow-body and never-reading clients connected: seconds to exit.
 5. Start-up: seconds from launch to the ready line.
 
-Run: `.venv/bin/python -m benchmarks.bench_server_abuse` (needs the [server] extra; about 2 min).
+Run: `.venv/bin/python -m benchmarks.bench_server_abuse` (needs the [server] extra; about 2 min);
+`--compare-budget --isolation-only --only "resets changing config" --seconds 15` plays each row on
+a second server without the reset budget too, alternately.
 """
 
 from __future__ import annotations
@@ -37,10 +39,8 @@ from replicalab.baselines.server.loopback import ServerProcess, start_process
 from replicalab.envs.scientist_v2 import ScientistEnv
 
 RESET_RATE = 10.0  # the server's default reset budget, a second per session
-OPTIONS = [
-    *("--max-sessions-per-client", "64", "--unstepped-timeout", "300", "--max-connections", "1100"),
-    *("--max-resets-per-second", f"{RESET_RATE:g}"),
-]
+UNBUDGETED_RATE = 100_000.0  # a budget no client reaches: the server as it was without one
+LIMITS = ("--max-sessions-per-client", "64", "--unstepped-timeout", "300", "--max-connections", "1100")
 Abuser = Callable[[ClientConnection, str, float], Awaitable[int]]
 
 
@@ -150,7 +150,13 @@ ABUSERS: dict[str, Abuser] = {
 }
 
 
-async def isolation_row(server: ServerProcess, name: str | None, seconds: float, episodes: Any) -> str:
+def serve(reset_rate: float, stderr: Any) -> ServerProcess:
+    return start_process([*LIMITS, "--max-resets-per-second", f"{reset_rate:g}"], stderr=stderr)
+
+
+async def isolation_row(
+    server: ServerProcess, name: str | None, seconds: float, episodes: Any, label: str = ""
+) -> str:
     url = server.url.replace("http", "ws", 1) + "/ws"
     until = time.perf_counter() + seconds
     async with connect(url, max_size=None) as ws:
@@ -162,7 +168,7 @@ async def isolation_row(server: ServerProcess, name: str | None, seconds: float,
     p99 = latencies[int(0.99 * (len(latencies) - 1))]
     extra = f"{abused[0]:,}" if abused else "—"
     return (
-        f"| {name or 'alone'} | {extra} | {len(latencies):,} | {1000 * statistics.median(latencies):.2f} "
+        f"| {name or 'alone'}{label} | {extra} | {len(latencies):,} | {1000 * statistics.median(latencies):.2f} "
         f"| {1000 * p99:.1f} |"
     )
 
@@ -243,7 +249,7 @@ def half_open(server: ServerProcess, count: int) -> str:
 
 
 def sigterm(log: Path) -> str:
-    server = start_process(OPTIONS, stderr=log.open("a"))
+    server = serve(RESET_RATE, log.open("a"))
     port = int(server.url.rsplit(":", 1)[1])
     hung = []
     for opening in [b"GET /hea"] * 50 + [
@@ -289,22 +295,33 @@ def main() -> None:
         "--only", choices=list(ABUSERS), action="append", help="these isolation rows (and alone) only"
     )
     parser.add_argument("--isolation-only", action="store_true", help="skip the fuzz and what follows")
+    parser.add_argument(
+        "--compare-budget",
+        action="store_true",
+        help="play every isolation row on a second server without the reset budget too, alternately",
+    )
     args = parser.parse_args()
     episodes = [(seed, baseline_moves(seed)) for seed in range(16)]
     log = Path(tempfile.mkdtemp()) / "server.log"
-    server = start_process(OPTIONS, stderr=log.open("w"))
+    server = serve(RESET_RATE, log.open("w"))
+    servers = {"": server}
     try:
+        if args.compare_budget:
+            servers = {" (budget)": server, " (no budget)": serve(UNBUDGETED_RATE, subprocess.DEVNULL)}
         print("| another client | its messages | victim messages | victim p50 ms | victim p99 ms |")
         print("|---|---|---|---|---|")
         for _ in range(args.rounds):
             for name in [None, *(args.only or ABUSERS)]:
-                print(asyncio.run(isolation_row(server, name, args.seconds, episodes)), flush=True)
+                for label, target in servers.items():
+                    row = isolation_row(target, name, args.seconds, episodes, label)
+                    print(asyncio.run(row), flush=True)
         if args.isolation_only:
             return
         print(asyncio.run(fuzz(server, args.fuzz)), flush=True)
         print(half_open(server, 1000), flush=True)
     finally:
-        server.stop()
+        for target in servers.values():
+            target.stop()
     print(sigterm(log), flush=True)
     text = log.read_text()
     print(f"server log: {len(text.splitlines()):,} lines, {text.count('Traceback')} tracebacks")
