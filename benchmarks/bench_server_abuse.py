@@ -39,7 +39,7 @@ from replicalab.baselines.server.loopback import ServerProcess, start_process
 from replicalab.envs.scientist_v2 import ScientistEnv
 
 RESET_RATE = 10.0  # the server's default reset budget, a second per session
-UNBUDGETED_RATE = 100_000.0  # a budget no client reaches: the server as it was without one
+UNBUDGETED_RATE = 100_000.0  # a budget no client reaches: a server without one
 LIMITS = ("--max-sessions-per-client", "64", "--unstepped-timeout", "300", "--max-connections", "1100")
 Abuser = Callable[[ClientConnection, str, float], Awaitable[int]]
 
