@@ -124,7 +124,11 @@ def _hidden_shaping(
 
 def _with(plan: ScientistAction, elements: tuple[str, ...]) -> ScientistAction:
     return plan.model_copy(
-        update={"action_type": ScientistActionType.REVISE_PROTOCOL, "rationale": addresses(elements)}
+        update={
+            "action_type": ScientistActionType.REVISE_PROTOCOL,
+            "elements": list(elements),
+            "rationale": addresses(elements),
+        }
     )
 
 

@@ -10,7 +10,7 @@ Scientist structured action (one `MultiDiscrete` vector; `replicalab.envs.spaces
 | technique | 5 | the i-th technique of the pack's vocabulary (its candidates, then a generic one) |
 | question | 7 | `QUESTIONS[i]` (request_info only) |
 | control slot j (12) | 2 | include the j-th control of the pack's vocabulary (reviews, candidates, generic ones) |
-| element slot j (8) | 2 | address the j-th candidate element: the chosen ones make the rationale, "Addresses: …" |
+| element slot j (8) | 2 | claim the j-th candidate element: the chosen ones are the plan's `elements` (and its rationale says so) |
 | item slot j (16) | 2 | request the j-th resource of the scenario (its kind decides equipment/reagent) |
 
 Components an action type does not use are ignored; `canonical` zeroes them, and
@@ -69,7 +69,6 @@ from replicalab.models import (
 from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES, ActionError
 from replicalab.reading import addresses
 from replicalab.scenarios import NormalizedScenarioPack
-from replicalab.text import mentions
 
 GENERIC_CONTROLS = (
     "baseline comparison",
@@ -215,6 +214,7 @@ class ScientistCodec:
         if kind is ScientistActionType.ACCEPT:
             return ScientistAction(action_type=kind)
         requested = list(itertools.compress(self.items, values[A_ITEMS:]))
+        chosen = list(itertools.compress(self.elements, values[A_ELEMENTS:A_ITEMS]))
         return ScientistAction(
             action_type=kind,
             sample_size=SAMPLE_LEVELS[values[A_SAMPLE]],
@@ -223,7 +223,8 @@ class ScientistCodec:
             duration_days=values[A_DURATION] + 1,
             required_equipment=[item.name for item in requested if item.kind == "equipment"],
             required_reagents=[item.name for item in requested if item.kind == "reagent"],
-            rationale=addresses(list(itertools.compress(self.elements, values[A_ELEMENTS:A_ITEMS]))),
+            elements=chosen,
+            rationale=addresses(chosen),
         )
 
     def encode(self, action: ScientistAction) -> np.ndarray | None:
@@ -247,11 +248,10 @@ class ScientistCodec:
         vec[A_SAMPLE] = SAMPLE_LEVELS.index(action.sample_size)
         vec[A_DURATION] = action.duration_days - 1
         vec[A_TECHNIQUE] = self.vocabulary.technique_index[action.technique]
-        chosen = [i for i, name in enumerate(self.elements) if mentions(name, action.rationale)]
-        if action.rationale != addresses([self.elements[i] for i in chosen]):
-            return None  # a rationale the element slots cannot state
-        for i in chosen:
-            vec[A_ELEMENTS + i] = 1
+        for name in action.elements:
+            if name not in self.elements:
+                return None
+            vec[A_ELEMENTS + self.elements.index(name)] = 1
         for name in action.controls:
             slot = self.control_slot(name)
             if slot is None:

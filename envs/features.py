@@ -32,7 +32,7 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 | `item[i].price` | what the lab charges for it, once it has said (`rates.revealed`) | / 300 |
 | `rates.revealed`, `.per_sample`, `.per_day`, `.per_control` | the Lab Manager has answered a question about costs, and the rates it gave (0 until then) | 0/1, / 30, / 150, / 75 |
 | `control[j].included` | the protocol includes the j-th control of the pack's vocabulary | 0/1 |
-| `element[i].present`, `.addressed` | the pack's i-th candidate element exists; the protocol's rationale addresses it | 0/1 |
+| `element[i].present`, `.addressed` | the pack's i-th candidate element exists; the protocol's `elements` claim it | 0/1 |
 | `technique[k].chosen` | the protocol's technique is the k-th of the vocabulary | one-hot |
 | `…[i].mentions` | sentences of the method that mention the candidate (its exact words, or at least half its content words) | / 4 |
 | `…[i].exact` | some mention has its exact words in order | 0/1 |
@@ -74,7 +74,7 @@ from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind, Paper
 from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST, SCIENTIST_ACTION_TYPES
 from replicalab.reading import Mention, sentence_mentions
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
-from replicalab.text import content_words, mentions, sentences, words
+from replicalab.text import content_words, sentences, words
 
 LIMITS = (
     "budget",
@@ -391,7 +391,7 @@ class Observer:
             if slot is not None:
                 out[layout.start["control"] + slot * len(CONTROL_FIELDS)] = 1.0
         for i, name in enumerate(codec.elements):
-            if mentions(name, protocol.rationale):
+            if name in protocol.elements:
                 out[layout.start["element"] + i * len(ELEMENT_FIELDS) + len(ELEMENT_FIELDS) - 1] = 1.0
         slot = codec.technique_slot(protocol.technique)
         if slot is not None:

@@ -181,6 +181,8 @@ class Episode:
         return _LEGAL[LAB_MANAGER][self.protocol is not None]
 
     def scientist_observation(self) -> ScientistObservation:
+        last, check = self.last_lab_action, self._suggested_check
+        offered = last.suggested_protocol if last is not None else None
         return self.scenario.scientist_observation.model_copy(
             update={
                 "conversation_history": list(self.transcript),
@@ -189,6 +191,8 @@ class Episode:
                 "max_rounds": self.max_rounds,
                 "cost_rates": self.scenario.lab.rates if "costs" in self.revealed else None,
                 "quoted_cost": self.check.estimated_cost if self.check is not None else None,
+                "suggested_protocol": offered,
+                "suggested_cost": check.estimated_cost if offered is not None and check is not None else None,
             }
         )
 

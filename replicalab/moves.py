@@ -94,6 +94,7 @@ def describe_protocol(protocol: Protocol) -> str:
     p = protocol
     line = (
         f"n={p.sample_size}; {p.duration_days} days; technique: {p.technique}; "
+        f"elements: {', '.join(p.elements) or 'none'}; "
         f"controls: {', '.join(p.controls) or 'none'}; "
         f"equipment: {', '.join(p.required_equipment) or 'none'}; "
         f"reagents: {', '.join(p.required_reagents) or 'none'}"

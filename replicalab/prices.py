@@ -36,15 +36,24 @@ def estimate_protocol_cost(
     )
 
 
+_STAFF_SAMPLES, _STAFF_CONTROLS, _STAFF_DAYS, _STAFF_EQUIPMENT = 20, 2, 5, 2
+STAFF_TERMS = (
+    f"sample_size > {_STAFF_SAMPLES}",
+    f"controls > {_STAFF_CONTROLS}",
+    f"duration_days > {_STAFF_DAYS}",
+    f"equipment items > {_STAFF_EQUIPMENT}",
+)
+"""Each adds one person to the one a protocol needs, as `estimate_staff_load` counts."""
+
+
 def estimate_staff_load(protocol: Protocol) -> int:
-    """People a protocol needs at once: one, plus one each for over 20 samples, over two
-    controls, over five days and over two equipment items."""
+    """People a protocol needs at once: one, plus one for each of `STAFF_TERMS` that holds."""
     return (
         1
-        + (1 if protocol.sample_size > 20 else 0)
-        + (1 if len(protocol.controls) > 2 else 0)
-        + (1 if protocol.duration_days > 5 else 0)
-        + (1 if len(protocol.required_equipment) > 2 else 0)
+        + (1 if protocol.sample_size > _STAFF_SAMPLES else 0)
+        + (1 if len(protocol.controls) > _STAFF_CONTROLS else 0)
+        + (1 if protocol.duration_days > _STAFF_DAYS else 0)
+        + (1 if len(protocol.required_equipment) > _STAFF_EQUIPMENT else 0)
     )
 
 

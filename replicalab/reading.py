@@ -10,7 +10,8 @@ sentence, and no verdict. `read_paper` is the project's reader (the public reade
 knows the forms of the train split's pool, as a user who studied the train papers would, reads
 a sentence in one of them by its form, and any other by its cues (`verdict`); what it loses on
 held-out wording is the generalization gap `benchmarks.shortcuts` reports. `addresses` is the
-rationale a plan built from such choices states, in text mode and structured mode alike.
+rationale a plan built from such choices gives, in text mode and structured mode alike (free
+explanation: the plan claims its elements in its `elements` field, which is what is scored).
 """
 
 from __future__ import annotations

@@ -7,21 +7,20 @@ are for the judge and the Lab Manager's private view only — never for the Scie
 Errors are what a check must fail on; warnings are what a careful reviewer would remark.
 
 Validation runs on every proposal of every episode, each in a new pack, so it keeps no per-pack
-state: numeric rules compare one measure of the plan with the bound, and the text rules (reviews,
-forbidden practices) are cached on their terms and the plan's texts, which recur across packs.
-Forbidden practices are the case's own and the lab's safety rules alike: both are constraints.
+state: numeric rules compare one measure of the plan with the bound, and the rules on names
+(reviews, forbidden practices) compare the plan's claims with the terms by name (the same content words).
+A plan's claims are its technique, each control and each element entry; the rationale is never
+read, so no phrasing of it can break or satisfy a rule. A required review is met by a control
+that names it; a forbidden practice is used by a claim that names it. Forbidden practices are the
+case's own and the lab's safety rules alike: both are constraints.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from replicalab.models import Protocol, ValidationIssue, ValidationResult
 from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.types import NormalizedScenarioPack
-from replicalab.text import affirmed, content_words, distinct_contents, occurs, spaced
-
-_REFERENCE_COVERAGE = 0.5  # share of an element's content words the plan must mention
+from replicalab.text import content_words, distinct_contents
 
 # Numeric constraint kind -> (the dimension that enforces it, whether the bound is a minimum, how
 # a violation reads given the plan's measure and the bound, where its measure sits in `measures`).
@@ -44,28 +43,9 @@ def _issue(severity: str, category: str, message: str, constraint_id: str | None
     )
 
 
-def plan_texts(protocol: Protocol) -> list[str]:
-    """The fields that describe what will be done (what policy and fidelity read)."""
-    return [protocol.technique, protocol.rationale, *protocol.controls]
-
-
-@lru_cache(maxsize=8192)  # a plan's controls recur across its checks and episodes
-def _reviewed(term: str, controls: tuple[str, ...]) -> bool:
-    """Some control names the review `term` (the controls read as one text: see `spaced`)."""
-    return occurs(term, "".join(map(spaced, controls)))
-
-
-@lru_cache(maxsize=8192)  # likewise its texts, read negation-aware
-def _practised(
-    terms: tuple[str, ...], technique: str, rationale: str, controls: tuple[str, ...]
-) -> frozenset[str]:
-    """The forbidden practices among `terms` that some plan text names without negating them.
-    A plan rarely names any, so each is first sought in the texts read as one (see `spaced`)."""
-    texts = (technique, rationale, *controls)
-    everything = "".join(map(spaced, texts))
-    return frozenset(
-        term for term in terms if occurs(term, everything) and any(affirmed(term, text) for text in texts)
-    )
+def plan_claims(protocol: Protocol) -> frozenset[frozenset[str]]:
+    """The keys (`content_words`) of the plan's claims: its technique, controls and elements."""
+    return frozenset(map(content_words, (protocol.technique, *protocol.controls, *protocol.elements)))
 
 
 def _constraint_issues(
@@ -79,8 +59,8 @@ def _constraint_issues(
     """One issue per constraint the plan violates, naming it, in the constraints' order;
     `distinct` is how many of the plan's `controls` are distinct (`distinct_contents`)."""
     measures = (protocol.duration_days, cost, staff, protocol.sample_size, distinct)
-    forbidden = scenario.terms.get("forbidden_practice", ())
-    practised = _practised(forbidden, protocol.technique, protocol.rationale, controls) if forbidden else ()
+    claims = plan_claims(protocol) if scenario.terms else frozenset()
+    control_keys = frozenset(map(content_words, controls))
     issues = []
     for c in scenario.constraints:  # a field is read only where its kind uses it: most constraints pass
         kind = c.kind
@@ -95,12 +75,12 @@ def _constraint_issues(
             violated = reads.format(value, bound)
         elif kind == "required_review":
             term = c.term
-            if not term or _reviewed(term, controls):
+            if not term or content_words(term) in control_keys:
                 continue
-            dimension, violated = "protocol", f"no control includes the {term}"
+            dimension, violated = "protocol", f"no control names the {term}"
         elif kind == "forbidden_practice":
             term = c.term
-            if not term or term not in practised:
+            if not term or content_words(term) not in claims:
                 continue
             dimension, violated = "policy", f"the plan uses a forbidden practice: {term}"
         else:  # not a kind the contract allows: nothing to enforce
@@ -158,11 +138,10 @@ def validate_protocol(
     cost = estimate_protocol_cost(protocol, rates=scenario.lab.rates)
     issues = lab_issues(protocol, scenario, cost, estimate_staff_load(protocol))
     if include_reference:
-        seen = frozenset().union(*(content_words(text) for text in plan_texts(protocol)))
+        claimed = frozenset(map(content_words, protocol.elements))
         for element in scenario.hidden_reference_spec.required_elements:
-            wanted = content_words(element)
-            if wanted and len(wanted & seen) < _REFERENCE_COVERAGE * len(wanted):
-                issues.append(_issue("warning", "reference", f"does not address: {element}"))
+            if content_words(element) not in claimed:
+                issues.append(_issue("warning", "reference", f"does not claim: {element}"))
     return ValidationResult(issues=issues)
 
 

@@ -7,19 +7,16 @@ at a rule: every candidate protocol is scored by the real judge on the real Lab 
 (`judge_reward`), and the oracle proposes the best one, then accepts once accepting would end in
 agreement (the Lab Manager consented to a plan that passes every check).
 
-The candidates are separable, which keeps the search small (about 30 judge calls a scenario):
-the texts (technique, controls, rationale) decide fidelity and parsimony, the numbers (sample
-size, duration) decide rigor, and both share the same item list and control count, so cost and
-staff depend on the numbers only. Stage one ranks the text variants on the cheapest numbers;
-stage two searches a grid of sample sizes and durations for the best text. Items are the
-method's essential items with the first available substitute for each unavailable one — what
-the judge calls needed, so parsimony charges nothing.
+The claims are known exactly (the study's technique, elements and controls, by name, with the
+lab's reviews and its minimum of controls), so the search is over the numbers only (about 30
+judge calls a scenario): a grid of sample sizes and durations, each also at the most samples the
+budget pays for. Items are the method's essential items with the first available substitute for
+each unavailable one — what the judge calls needed, so parsimony charges nothing.
 """
 
 from __future__ import annotations
 
 import math
-from itertools import product
 
 from replicalab.episode import Episode
 from replicalab.judge import build_reward_breakdown
@@ -34,9 +31,8 @@ from replicalab.models import (
 from replicalab.prices import estimate_protocol_cost
 from replicalab.rewards import RewardConfig, judge_reward
 from replicalab.scenarios import NormalizedScenarioPack
-from replicalab.text import words
 
-_MAX_WORDS = {"technique": 16, "control": 12, "rationale": 60}  # the judge's word budgets
+_FALLBACK_TECHNIQUE_WORDS = 16  # a study with no named technique: the summary's opening stands in
 _FILLER_CONTROLS = ("independent repeat of the main measurement", "comparison with the published result")
 _SAMPLE_SIZES = 5  # sample sizes tried, spaced geometrically from the minimum to where rigor saturates
 _DURATION_SHARES = (1.0, 0.75, 0.5)  # shares of the duration that earns full rigor
@@ -47,13 +43,8 @@ _ASK_COSTS = ScientistAction(
 
 
 def _clip(text: str, limit: int) -> str:
-    """The first `limit` words of `text` (as the judge counts words), original spelling kept."""
-    if len(words(text)) <= limit:
-        return text
-    kept = text.split()
-    while len(words(" ".join(kept))) > limit:
-        kept.pop()
-    return " ".join(kept).rstrip(",;:")
+    """The first `limit` words of `text`."""
+    return " ".join(text.split()[:limit])
 
 
 def _items(scenario: NormalizedScenarioPack) -> tuple[list[str], list[str]]:
@@ -76,32 +67,11 @@ def _controls(facts: CaseFacts, extras: list[str]) -> list[str]:
     """The required reviews, then every one of `extras`, then fillers up to the lab's minimum."""
     controls: list[str] = []
     for text in (*facts.reviews, *extras, *_FILLER_CONTROLS):
-        clipped = _clip(text, _MAX_WORDS["control"])
         if len(controls) >= len(facts.reviews) + len(extras) and len(controls) >= facts.min_controls:
             break
-        if clipped and clipped not in controls:
-            controls.append(clipped)
+        if text not in controls:
+            controls.append(text)
     return controls
-
-
-def _texts(scenario: NormalizedScenarioPack, facts: CaseFacts) -> list[tuple[str, list[str], str]]:
-    """Candidate (technique, controls, rationale) triples, most faithful first."""
-    reference = scenario.hidden_reference_spec
-    techniques = [reference.technique] if reference.technique else []
-    techniques += [
-        _clip(reference.summary, _MAX_WORDS["technique"]),
-        _clip(scenario.paper.method, _MAX_WORDS["technique"]),
-    ]
-    control_sets = [
-        _controls(facts, list(reference.original_controls)),
-        _controls(facts, list(reference.required_elements)),
-    ]
-    rationale = _clip(
-        "Reproduces the reference setup: " + "; ".join(reference.required_elements) + ".",
-        _MAX_WORDS["rationale"],
-    )
-    triples = [(t, c, rationale) for t, c in product(dict.fromkeys(techniques), control_sets)]
-    return [triple for i, triple in enumerate(triples) if triple not in triples[:i]]
 
 
 def _numbers(facts: CaseFacts) -> list[tuple[int, int]]:
@@ -179,21 +149,21 @@ def best_protocol(
             protocol, rates=scenario.lab.rates
         )
 
-    def protocol(text: tuple[str, list[str], str], n: int, d: int) -> Protocol:
-        technique, controls, rationale = text
+    reference = scenario.hidden_reference_spec
+
+    def protocol(n: int, d: int) -> Protocol:
         return Protocol(
             sample_size=n,
-            controls=controls,
-            technique=technique,
+            controls=_controls(facts, list(reference.original_controls)),
+            technique=reference.technique or _clip(reference.summary, _FALLBACK_TECHNIQUE_WORDS),
+            elements=list(reference.required_elements),
             duration_days=d,
             required_equipment=equipment,
             required_reagents=reagents,
-            rationale=rationale,
+            rationale="Reproduces the reference setup.",
         )
 
-    low = facts.min_samples
-    text = max(_texts(scenario, facts), key=lambda t: score(protocol(t, low, 1)))
-    candidates = [protocol(text, n, d) for n, d in _numbers(facts)]
+    candidates = [protocol(n, d) for n, d in _numbers(facts)]
     candidates += [_most_samples(plan, scenario) for plan in candidates]
     return max(candidates, key=score)
 

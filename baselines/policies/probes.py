@@ -1,7 +1,7 @@
 """Reference Scientists: the styles of negotiating, and what a Scientist takes from the paper.
 
 Every one plans alike (`planned`): the baseline's opening (its items and reviews), with a
-technique, controls, the elements the rationale addresses and a sample size put in, no longer
+technique, controls, the elements it claims and a sample size put in, no longer
 than the judge's full-credit duration, then fitted to the brief's bounds: its sample-size range,
 the lab's staff (the staff terms are the lab's fixed rule), then its budget at the prices the
 Scientist knows (the duration and sample size that earn the most rigor within it). They differ
@@ -95,6 +95,7 @@ def planned(
         ),
         required_equipment=opening.required_equipment,
         required_reagents=opening.required_reagents,
+        elements=list(choices.elements),
         rationale=addresses(choices.elements),
     )
     protocol = _within_staff(protocol, bounds.get("max_staff", math.inf), least)
@@ -222,10 +223,6 @@ class Planner:
         if reply == "suggest_alternative":
             return _ACCEPT
         move = build_baseline_scientist_action(observation)
-        if move.action_type is ScientistActionType.REVISE_PROTOCOL and protocol.rationale.startswith(
-            "Addresses"
-        ):
-            return move.model_copy(update={"rationale": protocol.rationale})
         return move
 
     def _plan(self, observation: ScientistObservation, rates: CostRates | None) -> ScientistAction:

@@ -305,12 +305,14 @@ def _protocol_action(
     equipment: list[str],
     reagents: list[str],
     rationale: str,
+    elements: list[str] | None = None,
 ) -> ScientistAction:
     return ScientistAction(
         action_type=kind,
         sample_size=sample_size,
         controls=controls,
         technique=technique,
+        elements=elements or [],
         duration_days=duration_days,
         required_equipment=equipment,
         required_reagents=reagents,
@@ -330,7 +332,7 @@ def _opening(
     equipment = _swap(essentials["equipment"], table, swaps)
     reagents = _swap(essentials["reagent"], table, swaps)
     sample_size = _fit_sample(_DEFAULT_SAMPLE_SIZE, brief)
-    duration = _DEFAULT_DURATION_DAYS if brief.max_duration is None else max(brief.max_duration, 0)
+    duration = _DEFAULT_DURATION_DAYS if brief.max_duration is None else max(brief.max_duration, 1)
     rationale = (
         f'Replicates "{paper.title}" at {sample_size} samples over {duration} days '
         "with only the essential items."
@@ -383,4 +385,5 @@ def _revise(observation: ScientistObservation, protocol: Protocol) -> ScientistA
         list(_allowed(equipment, brief.forbidden)),
         list(_allowed(reagents, brief.forbidden)),
         clip_text(rationale),
+        list(protocol.elements),
     )

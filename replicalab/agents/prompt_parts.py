@@ -128,6 +128,7 @@ def protocol_section(protocol: Protocol | None, title: str = "Current protocol")
     return (
         f"{title}:\n"
         f"- technique: {protocol.technique or 'none'}\n"
+        f"- elements: {listed(protocol.elements)}\n"
         f"- sample_size: {protocol.sample_size}\n"
         f"- duration_days: {protocol.duration_days}\n"
         f"- controls: {listed(protocol.controls)}\n"

@@ -20,6 +20,7 @@ from replicalab.agents.prompt_parts import (
     latest_entry,
     protocol_section,
 )
+from replicalab.agents.scoring_rules import scoring_rules
 from replicalab.models import Candidates, ScientistAction, ScientistActionType, ScientistObservation
 from replicalab.scenarios.types import NormalizedScenarioPack
 
@@ -68,13 +69,15 @@ def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
         f"these keys and no others: {', '.join(_ACTION_FIELDS)}. A key that does not apply to "
         'your move keeps its zero value (0, "" or []); list items are non-empty strings.',
         f"Allowed action_type values: {', '.join(_ACTION_TYPES)}",
+        scoring_rules(scenario),
         "Field requirements by action_type:\n"
-        "- propose_protocol / revise_protocol: sample_size >= 1, a non-empty technique and a "
-        "non-empty rationale; controls, duration_days, required_equipment and "
-        "required_reagents describe the plan; questions must be empty.\n"
+        "- propose_protocol / revise_protocol: sample_size >= 1 (samples per arm), "
+        "duration_days >= 1, a non-empty technique and a non-empty rationale; controls, "
+        "elements (the study's method elements the plan keeps, named from the candidate list), "
+        "required_equipment and required_reagents describe the plan; questions must be empty.\n"
         "- request_info: at least one entry in questions; sample_size, controls, technique, "
-        "duration_days, required_equipment and required_reagents stay empty; rationale is "
-        "optional.\n"
+        "elements, duration_days, required_equipment and required_reagents stay empty; "
+        "rationale is optional.\n"
         "- accept: no questions and no protocol fields; rationale is optional. Accept only once "
         "a protocol is on the table; it ends the negotiation.",
     ]
@@ -97,6 +100,23 @@ def candidates_section(candidates: Candidates) -> str:
     return "\n".join(lines)
 
 
+def _protocols(obs: ScientistObservation) -> str:
+    """The protocol on the table, and the Lab Manager's counter-proposal when there is one: the
+    plan `accept` adopts, each with the lab's price of it."""
+    current = protocol_section(obs.current_protocol)
+    if obs.current_protocol is not None and obs.quoted_cost is not None:
+        current += f"\n- lab's estimated cost: {obs.quoted_cost:g} credits"
+    if obs.suggested_protocol is None:
+        return current
+    suggested = protocol_section(
+        obs.suggested_protocol,
+        "Suggested protocol (the Lab Manager's counter-proposal: accept adopts this one, not yours)",
+    )
+    if obs.suggested_cost is not None:
+        suggested += f"\n- lab's estimated cost: {obs.suggested_cost:g} credits"
+    return f"{current}\n{suggested}"
+
+
 def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX_PROMPT_CHARS) -> str:
     """One turn's user message: round, paper, conversation, protocol, schema, instruction.
 
@@ -117,7 +137,7 @@ def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX
         brief=brief,
         entries=[describe_entry(e) for e in obs.conversation_history],
         latest=latest_entry(obs.conversation_history, "lab_manager"),
-        current=protocol_section(obs.current_protocol),
+        current=_protocols(obs),
         contract=(SCHEMA_REMINDER, _CLOSING_INSTRUCTION),
     )
     return message.fitted(max_chars)

@@ -82,11 +82,11 @@ def breakdown_against(
     """The breakdown of `protocol` scored against `facts` (the pack's `case_facts`, or a reading
     of the study that stands in for them), with `check` its grounded check."""
     plan = scores.plan_of(protocol)
-    wording = scores.wording_of(plan, facts)
-    r, rigor_notes = scores.rigor(plan, facts, wording)
+    claims = scores.claims_of(plan, facts)
+    r, rigor_notes = scores.rigor(plan, facts, claims)
     f, feasibility_notes = scores.feasibility(check)
-    fi, fidelity_notes = scores.fidelity(plan, facts, wording)
-    p, parsimony_notes = scores.parsimony(plan, facts, wording)
+    fi, fidelity_notes = scores.fidelity(plan, facts, claims)
+    p, parsimony_notes = scores.parsimony(plan, facts, claims)
     notes = [*rigor_notes, *feasibility_notes, *fidelity_notes, *parsimony_notes]
     base = BASE_SCALE * r * f * fi * p
     bonuses: dict[str, float] = {}

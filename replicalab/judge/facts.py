@@ -19,8 +19,8 @@ from replicalab.scenarios.rules import adequate_days
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words
 
-_DEFAULT_MIN_CONTROLS = 2  # when a pack sets no min_controls constraint
-_REFERENCE_SCALE = 2.0  # where sample credit saturates without a reported n, times the minimum
+DEFAULT_MIN_CONTROLS = 2  # when a pack sets no min_controls constraint
+REFERENCE_SCALE = 2.0  # where sample credit saturates without a reported n, times the minimum
 
 
 @dataclass(slots=True, eq=False)  # not frozen: that triples __init__'s cost; nothing assigns to it
@@ -39,8 +39,8 @@ class CaseFacts:
     distractors: tuple[tuple[str, frozenset[str]], ...]  # the other candidate elements, likewise
     controls: tuple[tuple[str, frozenset[str]], ...]  # the study's original controls, likewise
     stray_controls: tuple[tuple[str, frozenset[str]], ...]  # the candidate controls it did not run
-    technique_words: frozenset[str]  # content words of the study's technique
-    stray_techniques: tuple[frozenset[str], ...]  # content words of each other candidate technique
+    technique_words: frozenset[str]  # content words of the study's technique (none: any will do)
+    candidate_elements: frozenset[frozenset[str]]  # content words of every public candidate element
 
 
 _allowed = attrgetter("allowed")
@@ -61,7 +61,7 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
     if effect is not None:
         best_samples = _most_powerful(pack, effect, min_samples, min_controls, adequate_days)
     required = tuple(reference.required_elements)
-    elements, technique_words = _reference_words(required, reference.technique or pack.paper.method)
+    elements, technique_words = _reference_words(required, reference.technique)
     others = tuple(e for e in pack.candidates.elements if e not in required)
     essentials = tuple(map(_allowed, pack.essentials))
     return CaseFacts(
@@ -80,19 +80,17 @@ def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
             tuple(c for c in pack.candidates.controls if c not in reference.original_controls)
         ),
         technique_words=technique_words,
-        stray_techniques=tuple(
-            content_words(t) for t in pack.candidates.techniques if t != reference.technique
-        ),
+        candidate_elements=frozenset(map(content_words, pack.candidates.elements)),
     )
 
 
 def reference_samples(reported: int | None, min_samples: int, effect: float | None) -> float:
     """Where the sample-size credit saturates by what the paper says: the n its reported
     `effect` needs (never below the minimum); without an effect, the `reported` n, or, when none
-    is known (0), `_REFERENCE_SCALE` times the minimum."""
+    is known (0), `REFERENCE_SCALE` times the minimum."""
     if effect is not None:
         return float(max(min_samples, needed_samples(effect)))
-    return float(reported or _REFERENCE_SCALE * min_samples)
+    return float(reported or REFERENCE_SCALE * min_samples)
 
 
 def _most_powerful(
@@ -128,7 +126,7 @@ def _numbers(
     """(min_samples, min_controls, adequate_days) from the pack's bounds and time limit."""
     min_samples = max([1, *map(math.ceil, sample_bounds)])
     # the last min_controls bound wins
-    min_controls = max(1, math.ceil(control_bounds[-1])) if control_bounds else _DEFAULT_MIN_CONTROLS
+    min_controls = max(1, math.ceil(control_bounds[-1])) if control_bounds else DEFAULT_MIN_CONTROLS
     time_limit = min([time_limit_days, *map(math.floor, duration_bounds)])
     return min_samples, min_controls, adequate_days(time_limit)
 

@@ -2,8 +2,9 @@
 
 Φ must be a function of what the Scientist can know without reading the paper for it, so these
 facts keep the pack's public bounds, reviews and needed items (its brief and resource list) and
-the sample size the paper's reported effect needs, and hold no study at all: no required element, technique or
-control, and no candidate to charge. Fidelity's study-dependent credit is then full for every
+the sample size the paper's reported effect needs, and hold no study at all: no required element,
+technique or control, and no candidate to charge (the public candidate list stays, so an element
+entry that names no candidate is padding here as in the judge). Fidelity's study-dependent credit is then full for every
 plan, and what moves Φ is what the brief and the lab's check decide (rigor, feasibility,
 parsimony, the needed items). Not even the paper's stated verdicts go in: scored, they would
 let a Scientist read the paper off its step rewards by adding each candidate in turn, the
@@ -32,5 +33,4 @@ def public_facts(pack: NormalizedScenarioPack) -> CaseFacts:
         controls=(),
         stray_controls=(),
         technique_words=frozenset(),
-        stray_techniques=(),
     )

@@ -9,7 +9,8 @@ available allowed substitute; clamp the duration to the time limit; halve the sa
 the budget fits (at most ten halvings, never below 1 nor below a hard minimum sample size). Every
 step can only lower cost, staff and duration, so a suggestion never fails a dimension its
 protocol passed. In a `SuggestionChange` an empty `revised` means a removal (a swap whose
-substitute is already in the plan).
+substitute is already in the plan). The revised protocol's rationale states the changes and the
+revised plan's own cost, never the Scientist's reasoning about the plan it replaces.
 
 The fixer is science-blind: it knows the lab, not the study. It never adds an item the method
 needs, nor picks the sample size, controls or duration the study calls for; it only cuts until
@@ -26,6 +27,7 @@ from typing import NamedTuple
 from replicalab.checks import require
 from replicalab.lab.feasibility import UNAVAILABLE, check_feasibility
 from replicalab.models import (
+    RATIONALE_WORD_LIMIT,
     AlternativeSuggestion,
     CostRates,
     FeasibilityCheckResult,
@@ -164,6 +166,21 @@ def _revise(
     return _halve_to_budget(revised, limits, changes), changes
 
 
+def _stated(changes: list[SuggestionChange], cost: float) -> str:
+    """The counter-proposal's rationale: each change with its reason, then the revised plan's
+    cost; changes that would take it past the word limit are counted, not listed."""
+    closing = f"The revised plan costs {cost:g} credits."
+    said = [f"{c.field} {c.original} -> {c.revised or 'removed'} ({c.reason})" for c in changes]
+    while said:
+        text = f"The lab's revision of the plan on the table: {'; '.join(said)}"
+        left = len(changes) - len(said)
+        text += f"; and {left} more change{'s' if left > 1 else ''}. " if left else ". "
+        if len((text + closing).split()) <= RATIONALE_WORD_LIMIT:
+            return text + closing
+        said.pop()
+    return f"The lab's revision of the plan on the table: {len(changes)} changes. {closing}"
+
+
 def suggest_alternative(
     protocol: Protocol, check_result: FeasibilityCheckResult, scenario: NormalizedScenarioPack
 ) -> AlternativeSuggestion | None:
@@ -178,7 +195,11 @@ def suggest_alternative(
         return None
     before = check_result.failed_dimensions
     revised, changes = _revise(protocol, check_result, scenario)
-    post = check_feasibility(revised, scenario) if changes else check_result
+    post = check_result
+    if changes:
+        cost = estimate_protocol_cost(revised, rates=scenario.lab.rates)
+        revised = _with(revised, rationale=_stated(changes, cost))
+        post = check_feasibility(revised, scenario)
     after = post.failed_dimensions
     return AlternativeSuggestion(
         revised_protocol=revised,

@@ -4,10 +4,26 @@ Manager's verdict, one flag per feasibility dimension, with the rules each move 
 from __future__ import annotations
 
 from enum import Enum
+from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from replicalab.models.base import Contract, Days, Items, NonEmptyStr, SampleSize, Text
+
+RATIONALE_WORD_LIMIT = 150
+"""The most words (runs of non-space characters) a rationale may hold. The rationale is free
+explanation that no score and no check reads; the limit only keeps logs and prompts short."""
+
+
+def _within_word_limit(text: str) -> str:
+    count = len(text.split())
+    if count > RATIONALE_WORD_LIMIT:
+        raise ValueError(f"at most {RATIONALE_WORD_LIMIT} words, got {count}")
+    return text
+
+
+Rationale = Annotated[Text, AfterValidator(_within_word_limit)]
+"""Free explanation of a plan, at most `RATIONALE_WORD_LIMIT` words."""
 
 
 class ScientistActionType(str, Enum):
@@ -25,21 +41,27 @@ class LabManagerActionType(str, Enum):
 
 
 class Protocol(Contract):
-    """An experiment plan: what the Scientist proposes and the judge scores."""
+    """An experiment plan: what the Scientist proposes and the judge scores.
 
-    sample_size: SampleSize = 0  # runs / instances / backtest windows
+    A plan states its claims in fields: the technique, the controls and the method elements it
+    keeps, each read by name against the public candidates. The rationale is commentary that no
+    score and no check reads."""
+
+    sample_size: SampleSize = 0  # samples per arm, in the family's unit (runs, instances, windows)
     controls: Items = Field(default_factory=list)
     technique: Text = ""
+    elements: Items = Field(default_factory=list)  # the study's method elements the plan keeps
     duration_days: Days = 0
     required_equipment: Items = Field(default_factory=list)
     required_reagents: Items = Field(default_factory=list)  # consumables, data, licences
-    rationale: Text = ""
+    rationale: Rationale = ""
 
 
 PROTOCOL_PAYLOAD_FIELDS = (
     "sample_size",
     "controls",
     "technique",
+    "elements",
     "duration_days",
     "required_equipment",
     "required_reagents",
@@ -54,11 +76,12 @@ class ScientistAction(Contract):
     sample_size: SampleSize = 0
     controls: Items = Field(default_factory=list)
     technique: Text = ""
+    elements: Items = Field(default_factory=list)
     duration_days: Days = 0
     required_equipment: Items = Field(default_factory=list)
     required_reagents: Items = Field(default_factory=list)
     questions: Items = Field(default_factory=list)
-    rationale: Text = ""
+    rationale: Rationale = ""
 
     @model_validator(mode="after")
     def _rules_of_the_move(self) -> ScientistAction:
@@ -66,6 +89,8 @@ class ScientistAction(Contract):
         if kind in (ScientistActionType.PROPOSE_PROTOCOL, ScientistActionType.REVISE_PROTOCOL):
             if self.sample_size < 1:
                 raise ValueError(f"sample_size: {kind.value} needs sample_size >= 1")
+            if self.duration_days < 1:
+                raise ValueError(f"duration_days: {kind.value} needs duration_days >= 1")
             if not self.technique:
                 raise ValueError(f"technique: {kind.value} needs a technique")
             if not self.rationale:
@@ -88,6 +113,7 @@ class ScientistAction(Contract):
             sample_size=self.sample_size,
             controls=list(self.controls),
             technique=self.technique,
+            elements=list(self.elements),
             duration_days=self.duration_days,
             required_equipment=list(self.required_equipment),
             required_reagents=list(self.required_reagents),

@@ -34,6 +34,9 @@ class ScientistObservation(Contract):
     conversation_history: list[ConversationEntry] = Field(default_factory=list)
     current_protocol: Protocol | None = None
     quoted_cost: Credits | None = None  # the lab's price of the protocol on the table, once checked
+    # the Lab Manager's latest counter-proposal, which `accept` adopts, and the lab's price of it
+    suggested_protocol: Protocol | None = None
+    suggested_cost: Credits | None = None
     round_number: int = Field(default=0, ge=0)
     max_rounds: int = Field(default=6, ge=1)
 
