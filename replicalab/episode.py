@@ -30,6 +30,7 @@ from operator import lt, ne
 from typing import Any
 
 from replicalab.judge import build_reward_breakdown
+from replicalab.judge.bonuses import saved_rounds
 from replicalab.lab.answers import answer_questions, topics_asked
 from replicalab.lab.counter_proposal import suggest_alternative
 from replicalab.lab.feasibility import check_feasibility
@@ -48,7 +49,6 @@ from replicalab.models import (
     ScientistObservation,
     StepRecord,
     Verdict,
-    saved_rounds,
 )
 from replicalab.moves import (
     AGENTS,

@@ -13,6 +13,7 @@ from replicalab.episode import (
 )
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
+    RATIONALE_WORD_LIMIT,
     LabManagerAction,
     LabManagerActionType,
     Protocol,
@@ -32,16 +33,14 @@ COMBOS = [(t, d) for t in TEMPLATES for d in ("easy", "medium", "hard")]
 
 
 def good_plan(pack: NormalizedScenarioPack) -> Protocol:
-    """The case's minimal feasible plan, enriched with the hidden reference's elements."""
+    """The case's minimal feasible plan, which claims the hidden reference's elements."""
     case = next(c for c in get_template(pack.template).cases if c.case_id == pack.case_id)
     swaps = {
         item.name: pack.substitutes[item.name.lower()][0]
         for item in pack.resources
         if item.essential and not item.available
     }
-    plan = minimal_protocol(case, pack.difficulty, swaps, pack.hidden_reference_spec)
-    rationale = "; ".join(pack.hidden_reference_spec.required_elements)
-    return plan.model_copy(update={"rationale": rationale})
+    return minimal_protocol(case, pack.difficulty, swaps, pack.hidden_reference_spec)
 
 
 def visible_texts(pack: NormalizedScenarioPack) -> list[str]:
@@ -70,7 +69,14 @@ def random_protocol(pack: NormalizedScenarioPack, rng: np.random.Generator) -> P
         texts[2],
     ]
     item_pool = [r.name for r in pack.resources] + ["unicorn centrifuge", "quantum abacus"]
-    technique_pool = ["", pack.paper.method, " ".join(pack.paper.method.split()[:6]), "guess"]
+    technique_pool = [
+        "",
+        pack.paper.method,
+        " ".join(pack.paper.method.split()[:6]),
+        "guess",
+        *pack.candidates.techniques,
+    ]
+    element_pool = [*pack.candidates.elements, "guess", "of the", texts[0]]
 
     def pick(pool: list[str], most: int) -> list[str]:
         return [pool[i] for i in rng.integers(0, len(pool), int(rng.integers(0, most + 1)))]
@@ -80,10 +86,11 @@ def random_protocol(pack: NormalizedScenarioPack, rng: np.random.Generator) -> P
         sample_size=int(rng.integers(0, 80)),
         controls=pick(control_pool, 7),
         technique=technique_pool[int(rng.integers(0, len(technique_pool)))],
+        elements=pick(element_pool, 6),
         duration_days=int(rng.integers(0, limit + 6)),
         required_equipment=pick(item_pool, 4),
         required_reagents=pick(item_pool, 3),
-        rationale=" ".join(pick(vocabulary, 250)),
+        rationale=" ".join(pick(vocabulary, RATIONALE_WORD_LIMIT)),
     )
 
 

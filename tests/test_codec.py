@@ -143,7 +143,10 @@ def test_encode_refuses_what_the_space_cannot_express() -> None:
     scientist_codec = codec.ScientistCodec(pack)
     plan = good_plan(pack)
     assert scientist_codec.encode(ACCEPT) is not None
-    assert scientist_codec.encode(propose(plan.model_copy(update={"sample_size": 7}))) is None
+    assert scientist_codec.encode(propose(plan)) is not None
+    assert scientist_codec.encode(propose(plan.model_copy(update={"sample_size": 101}))) is None
+    assert scientist_codec.encode(propose(plan.model_copy(update={"elements": ["astrology"]}))) is None
+    assert scientist_codec.encode(propose(plan.model_copy(update={"rationale": "any text"}))) is not None
     assert scientist_codec.encode(propose(plan.model_copy(update={"duration_days": 31}))) is None
     assert scientist_codec.encode(propose(plan.model_copy(update={"technique": "astrology"}))) is None
     assert scientist_codec.encode(propose(plan.model_copy(update={"controls": ["vibes"]}))) is None

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from replicalab.agents.scoring_rules import scoring_rules
 from replicalab.baselines.cli import app
 from replicalab.envs import features
+from replicalab.scenarios import generate_scenario
 from tests.docs_pages import DOCS, blocks, module_tables, page
 from tests.processes import REPO_ROOT
 
@@ -178,3 +180,8 @@ def test_every_figure_of_the_speed_page_is_in_the_results() -> None:
     figures = re.findall(r"\d+(?:[.,]\d+)+(?:-\d+(?:[.,]\d+)+)?|\d+ ?%|\d+ µs", page("speed.md"))
     assert len(figures) >= 10
     assert [figure for figure in figures if figure not in results] == []
+
+
+def test_the_scoring_page_shows_the_rules_the_prompt_states() -> None:
+    shown = blocks(page("scoring.md"), "text")[0].rstrip("\n")
+    assert shown == scoring_rules(generate_scenario(0, "ml_benchmark", "medium", split="validation"))

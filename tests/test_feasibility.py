@@ -203,13 +203,14 @@ def test_lab_numbers_fail_their_dimensions() -> None:
     assert small.failed_dimensions == ["protocol"]
 
 
-def test_policy_understands_negation() -> None:
+def test_policy_reads_the_claims_and_no_negation_fools_it() -> None:
     scenario = pack(11, "finance_trading", "medium")
     base = feasible_protocol(scenario)
     term = forbidden_terms(scenario)[0]
-    used = check_feasibility(edit(base, technique=f"{base.technique} with {term}"), scenario)
+    used = check_feasibility(edit(base, technique=term), scenario)
     assert used.failed_dimensions == ["policy"]
     assert any(term in r for r in used.policy.reasons)
     for negated in (f"no {term}", f"without {term}", f"we never rely on {term}"):
-        check = check_feasibility(edit(base, technique=f"{base.technique}; {negated}"), scenario)
+        check = check_feasibility(edit(base, rationale=negated), scenario)
         assert check.feasible, (negated, check.summary)
+        assert check_feasibility(edit(base, rationale=term), scenario).feasible  # prose is not a claim

@@ -26,9 +26,10 @@ from replicalab.judge import (
     parsimony_score,
     rigor_score,
 )
+from replicalab.judge.bonuses import FREE_ROUNDS, PAID_ROUNDS
 from replicalab.judge.facts import case_facts
 from replicalab.lab.feasibility import check_feasibility
-from replicalab.models import FREE_ROUNDS, PAID_ROUNDS, Protocol, RewardBreakdown
+from replicalab.models import Protocol, RewardBreakdown
 from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios import generate_scenario
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -129,16 +130,15 @@ def test_degenerate_protocols_total_zero_without_bonus() -> None:
 
 
 @pytest.mark.parametrize("mode", ["appended", "replaced"])
-def test_keyword_stuffing_scores_below_the_honest_plan(mode: str) -> None:
-    below = trials = 0
+def test_claiming_every_candidate_scores_below_the_honest_plan(mode: str) -> None:
+    """Stuffing the claims with every candidate (and every visible text) never pays."""
     for pack, _ in packs(100):
         honest = good_plan(pack)
-        pasted = " ".join(visible_texts(pack))
-        rationale = f"{honest.rationale} {pasted}" if mode == "appended" else pasted
-        stuffed = honest.model_copy(update={"rationale": rationale})
-        trials += 1
-        below += _total(stuffed, pack) < _total(honest, pack)
-    assert below >= 0.95 * trials, f"{below}/{trials}"
+        everything = [*pack.candidates.elements, *visible_texts(pack)[:3]]
+        controls = [*honest.controls, *pack.candidates.controls]
+        elements = [*honest.elements, *everything] if mode == "appended" else everything
+        stuffed = honest.model_copy(update={"elements": elements, "controls": controls})
+        assert _total(stuffed, pack) < _total(honest, pack), pack.scenario_id
 
 
 def test_pasting_the_method_as_technique_does_not_pay() -> None:
@@ -149,15 +149,22 @@ def test_pasting_the_method_as_technique_does_not_pay() -> None:
         assert _total(pasted, pack) < _total(good, pack)
 
 
-def test_technique_comes_from_the_hidden_reference_else_the_method() -> None:
+def test_the_technique_earns_its_credit_only_by_naming_the_studys() -> None:
     pack = generate_scenario(8, "math_reasoning", "easy")
     assert pack.hidden_reference_spec.technique  # the generator fills it from the case
     good = good_plan(pack)
+    for other in pack.candidates.techniques:
+        if other != good.technique:
+            assert fidelity_score(good.model_copy(update={"technique": other}), pack) < fidelity_score(
+                good, pack
+            )
+    shuffled = " ".join(reversed(good.technique.upper().split()))  # case and word order aside
+    assert fidelity_score(good.model_copy(update={"technique": shuffled}), pack) == fidelity_score(good, pack)
+    # a study whose reference names no technique credits any
     reference = pack.hidden_reference_spec.model_copy(update={"technique": ""})
     stranger = pack.model_copy(update={"hidden_reference_spec": reference})
-    assert fidelity_score(good, stranger) < fidelity_score(good, pack)
     method = good.model_copy(update={"technique": pack.paper.method})
-    assert fidelity_score(method, stranger) > fidelity_score(good, stranger)
+    assert fidelity_score(method, stranger) == fidelity_score(good, stranger) == fidelity_score(good, pack)
 
 
 def test_padding_lowers_parsimony_only() -> None:
@@ -166,7 +173,8 @@ def test_padding_lowers_parsimony_only() -> None:
     assert parsimony_score(good, pack) == 1.0
     unneeded = [r.name for r in pack.resources if not r.essential and r.kind == "reagent"]
     padded = [
-        good.model_copy(update={"rationale": good.rationale + " and so on" * 40}),
+        good.model_copy(update={"elements": [*good.elements, "not a candidate"]}),
+        good.model_copy(update={"elements": [*good.elements, good.elements[0].upper()]}),
         good.model_copy(update={"required_reagents": [*good.required_reagents, unneeded[0]]}),
         good.model_copy(update={"controls": [*good.controls, "a", "b c", "d e f", "g h i j"]}),
         good.model_copy(update={"controls": [*good.controls, good.controls[0].upper()]}),
@@ -177,15 +185,19 @@ def test_padding_lowers_parsimony_only() -> None:
         assert fidelity_score(protocol, pack) <= fidelity_score(good, pack)
 
 
-def test_fidelity_matches_whole_words_and_counts_elements_once() -> None:
+def test_fidelity_reads_element_claims_by_name_and_counts_each_once() -> None:
     pack = generate_scenario(0, "math_reasoning", "easy")
     good = good_plan(pack)
-    plain = good.model_copy(update={"rationale": "Smallest faithful test."})
+    plain = good.model_copy(update={"elements": []})
     assert fidelity_score(good, pack) > fidelity_score(plain, pack)
-    repeated = good.model_copy(update={"rationale": f"{good.rationale}; {good.rationale}"})
+    repeated = good.model_copy(update={"elements": [*good.elements, *good.elements]})
     assert fidelity_score(repeated, pack) == fidelity_score(good, pack)
-    glued = good.model_copy(update={"rationale": "".join(w for w in good.rationale.split() if w.isalpha())})
+    glued = good.model_copy(update={"elements": ["".join(e.split()) for e in good.elements]})
     assert fidelity_score(glued, pack) == fidelity_score(plain, pack)
+    partial = good.model_copy(update={"elements": [" ".join(e.split()[:-1]) or "x" for e in good.elements]})
+    assert fidelity_score(partial, pack) == fidelity_score(plain, pack)  # a name, not a share of its words
+    prose = plain.model_copy(update={"rationale": "; ".join(good.elements)})
+    assert fidelity_score(prose, pack) == fidelity_score(plain, pack)  # the rationale is not a claim
 
 
 # --------------------------------------------------------------------------- metamorphic
@@ -221,7 +233,7 @@ def _violations(pack: NormalizedScenarioPack, plan: Protocol) -> Iterator[Protoc
             kept = [x for x in plan.controls if c.term.lower() not in x.lower()]
             yield plan.model_copy(update={"controls": kept})
         if c.kind == "forbidden_practice" and c.term:
-            yield plan.model_copy(update={"rationale": f"{plan.rationale}. We use {c.term}."})
+            yield plan.model_copy(update={"controls": [*plan.controls, c.term]})
         if c.kind == "min_controls" and c.hard and c.quantity is not None:
             yield plan.model_copy(update={"controls": plan.controls[-int(c.quantity) + 1 :]})
     for item in pack.resources:
@@ -314,12 +326,13 @@ def awful_plan(pack: NormalizedScenarioPack) -> Protocol:
     extras = [r.name for r in pack.resources if not r.essential]
     return Protocol(
         sample_size=1,
-        controls=["vibes", "vibes", "more vibes"],
+        controls=["vibes", "vibes", "more vibes", practice],
         technique="guesswork",
+        elements=["hope", "hope"],
         duration_days=1,
         required_equipment=["unicorn centrifuge", *extras[:2]],
         required_reagents=["quantum abacus"],
-        rationale=f"We apply {practice} and hope. " + "It will surely work out fine. " * 20,
+        rationale="It will surely work out fine.",
     )
 
 
@@ -372,7 +385,7 @@ def test_a_plan_that_addresses_none_of_the_study_earns_nothing() -> None:
         good = good_plan(pack)
         generic = [c.term for c in pack.constraints if c.kind == "required_review" and c.term]
         nothing = good.model_copy(
-            update={"controls": [*generic, "a placeholder check"], "rationale": "A plan."}
+            update={"controls": [*generic, "a placeholder check"], "elements": [], "rationale": "A plan."}
         )
         b = build_reward_breakdown(nothing, pack, rounds_used=2)
         assert b.fidelity == 0.0 and b.total == 0.0 and b.bonuses == {}, pack.scenario_id

@@ -106,7 +106,7 @@ def test_row_suggest_when_improved_and_only_non_lab_failures_remain() -> None:
     assert "The revised plan passes every check." in action.explanation
     # The same row when a policy failure survives the lab's fixes.
     term = forbidden_terms(scenario)[0]
-    tainted = edit(protocol, technique=f"{protocol.technique} with {term}")
+    tainted = edit(protocol, elements=[*protocol.elements, term])
     action, _, suggestion = _row(scenario, tainted)
     assert suggestion is not None and suggestion.remaining_failures == ["policy"]
     assert action.action_type is A.SUGGEST_ALTERNATIVE
@@ -126,7 +126,7 @@ def test_row_report_feasibility_when_only_policy_or_protocol_fail() -> None:
     scenario = pack(8, "math_reasoning", "easy")
     base = feasible_protocol(scenario)
     term = forbidden_terms(scenario)[0]
-    for protocol in (edit(base, technique=f"{base.technique} with {term}"), edit(base, sample_size=0)):
+    for protocol in (edit(base, elements=[*base.elements, term]), edit(base, sample_size=0)):
         action, check, suggestion = _row(scenario, protocol)
         assert not set(check.failed_dimensions) & set(LAB_DIMENSIONS)
         assert suggestion is not None and not suggestion.improved

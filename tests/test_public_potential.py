@@ -23,9 +23,9 @@ from replicalab.judge.public import public_facts
 from replicalab.models import Protocol, RewardConfig
 from replicalab.moves import SCIENTIST
 from replicalab.power import needed_samples
-from replicalab.reading import addresses
 from replicalab.rewards import PRESETS, potential
 from replicalab.scenarios import NormalizedScenarioPack, generate_scenario
+from replicalab.text import content_words
 from tests.plans import ACCEPT, COMBOS, good_plan, propose
 
 CONFIGS = [
@@ -68,7 +68,7 @@ def _candidate_plan(pack: NormalizedScenarioPack, rng: np.random.Generator) -> P
         update={
             "technique": c.techniques[int(rng.integers(len(c.techniques)))],
             "controls": [*_subset(rng, c.controls), *reviews],
-            "rationale": addresses(tuple(_subset(rng, c.elements))),
+            "elements": _subset(rng, c.elements),
             "sample_size": int(rng.integers(1, 60)),
         }
     )
@@ -152,15 +152,15 @@ def test_the_public_facts_hold_no_study() -> None:
     pack = generate_scenario(3, "ml_benchmark", "hard")
     facts = public_facts(pack)
     assert facts.elements == facts.distractors == facts.controls == facts.stray_controls == ()
-    assert facts.technique_words == frozenset() and facts.stray_techniques == ()
+    assert facts.technique_words == frozenset()
+    assert facts.candidate_elements == frozenset(map(content_words, pack.candidates.elements))
     effect = pack.paper.reported_effect_size
     assert effect is not None
     assert facts.reference_samples == max(facts.min_samples, needed_samples(effect))
     config = PRESETS["potential"]
-    plan = good_plan(pack).model_copy(update={"rationale": addresses(())})
+    plan = good_plan(pack).model_copy(update={"elements": []})
     moves = {
-        potential(config, plan.model_copy(update={"rationale": addresses((e,))}), pack)
-        for e in pack.candidates.elements
+        potential(config, plan.model_copy(update={"elements": [e]}), pack) for e in pack.candidates.elements
     }
     assert len(moves) == 1
 

@@ -2,9 +2,10 @@
 
 Each template lists the practices its safety restrictions forbid (`restricted_practices`); every
 pack states each one as a hard, public forbidden-practice constraint (ids s1, s2, ...), and
-validation reads it negation-aware like the paper's own forbidden practices. So a finance plan
-that proposes live trading in an offline-only lab is refused by the Lab Manager in every paper,
-while one that says "no live trading" is not.
+validation reads it from the plan's claims like the paper's own forbidden practices: a plan uses
+a practice when its technique, a control or an element names it. So a finance plan that claims
+live trading in an offline-only lab is refused by the Lab Manager in every paper, while no
+rationale, whatever it says of live trading, is ever read.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from tests.plans import good_plan
 
 SEEDS_PER_CASE = 3
 LIVE_TRADING = (
-    ("rationale", "Run the signal as live trading with real capital from day one."),
-    ("technique", "live trading of the momentum signal"),
-    ("controls", "live trading on a small account"),
+    ("technique", "live trading"),
+    ("controls", "Live Trading"),
+    ("elements", "the live trading"),
 )
 NO_LIVE_TRADING = (
     ("rationale", "Offline backtest only: no live trading."),
-    ("technique", "historical simulation, never live trading"),
+    ("rationale", "Run the signal as live trading with real capital from day one."),
     ("controls", "check that no live trading happens"),
 )
 
@@ -54,8 +55,10 @@ def _finance_packs() -> dict[str, list[NormalizedScenarioPack]]:
 def _with_text(plan: Protocol, field: str, text: str) -> Protocol:
     if field == "controls":  # in place of the first control, so the plan's cost stays the same
         return plan.model_copy(update={"controls": [text, *plan.controls[1:]]})
+    if field == "elements":
+        return plan.model_copy(update={"elements": [*plan.elements, text]})
     if field == "technique":
-        return plan.model_copy(update={"technique": f"{plan.technique}; {text}"})
+        return plan.model_copy(update={"technique": text})
     return plan.model_copy(update={"rationale": f"{plan.rationale}. {text}"})
 
 
@@ -111,7 +114,7 @@ def test_every_restricted_practice_is_a_public_hard_rule_of_every_pack(template:
 
 
 @pytest.mark.parametrize("template", BUILTIN_TEMPLATES)
-def test_each_safety_rule_is_checked_negation_aware(template: str) -> None:
+def test_each_safety_rule_is_checked_on_the_claims_never_the_rationale(template: str) -> None:
     for difficulty in DIFFICULTIES:
         for seed in range(6):
             pack = generate_scenario(seed, template, difficulty)
@@ -119,12 +122,12 @@ def test_each_safety_rule_is_checked_negation_aware(template: str) -> None:
             assert validate_protocol(plan, pack).ok, pack.scenario_id
             assert _safety_rules(pack), pack.scenario_id
             for rule, practice in _safety_rules(pack):
-                breaking = _with_text(plan, "rationale", f"We rely on {practice} throughout")
+                breaking = _with_text(plan, "elements", practice)
                 result = validate_protocol(breaking, pack)
                 assert [i.constraint_id for i in result.errors] == [rule], (pack.scenario_id, practice)
                 assert [i.category for i in result.errors] == ["policy"]
                 assert not check_feasibility(breaking, pack).policy.ok
-                for text in (f"No {practice} at any point", f"Strictly without {practice}"):
+                for text in (f"We rely on {practice} throughout", f"No {practice} at any point"):
                     assert validate_protocol(_with_text(plan, "rationale", text), pack).ok, text
 
 

@@ -12,7 +12,8 @@ from replicalab.baselines.policies.probes import PublicReaderScientist
 from replicalab.baselines.policies.seats import BaselineScientist, GroundedLabManager
 from replicalab.baselines.training.compare_rewards import compare_rewards
 from replicalab.judge import compute_total_reward
-from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig, saved_rounds
+from replicalab.judge.bonuses import saved_rounds
+from replicalab.models import EpisodeLog, JudgeExponents, Penalties, RewardConfig
 from replicalab.moves import SCIENTIST
 from replicalab.rewards import get_preset
 from replicalab.scenarios import ScenarioKey

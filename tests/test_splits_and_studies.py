@@ -35,7 +35,6 @@ from replicalab.episode import Episode
 from replicalab.judge import build_reward_breakdown
 from replicalab.models import CostRates, Protocol, ScientistAction, ScientistActionType
 from replicalab.prices import estimate_protocol_cost
-from replicalab.reading import addresses
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario, get_template
 from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.generator import paper_facts
@@ -181,11 +180,12 @@ def test_fidelity_charges_a_plan_that_claims_every_candidate() -> None:
             sample_size=spec.sample_size,
             controls=spec.original_controls,
             technique=spec.technique,
+            elements=spec.required_elements,
             duration_days=3,
-            rationale=addresses(spec.required_elements),
+            rationale="The study's plan.",
         )
         honest = build_reward_breakdown(plan, pack).fidelity
-        everything = plan.model_copy(update={"rationale": addresses(pack.candidates.elements)})
+        everything = plan.model_copy(update={"elements": pack.candidates.elements})
         assert build_reward_breakdown(everything, pack).fidelity < honest
 
 
@@ -207,8 +207,8 @@ def test_reading_pays_and_remembering_does_not_generalize() -> None:
 
 def _in_slots(codec: ScientistCodec, plan: Protocol) -> np.ndarray:
     """`plan` as a structured proposal: its technique, its controls (one not in the vocabulary
-    replaced by a generic control, so the count stays), the elements its rationale addresses, its
-    items, its numbers."""
+    replaced by a generic control, so the count stays), the elements it claims, its items, its
+    numbers."""
     vec = np.zeros(SCIENTIST_NVEC.size, dtype=np.int64)
     vec[A_SAMPLE] = plan.sample_size - 1
     vec[A_DURATION] = plan.duration_days - 1
@@ -218,7 +218,7 @@ def _in_slots(codec: ScientistCodec, plan: Protocol) -> np.ndarray:
         slot = codec.control_slot(name)
         vec[A_CONTROLS + (slot if slot is not None else next(spare))] = 1
     for i, name in enumerate(codec.elements):
-        vec[A_ELEMENTS + i] = mentions(name, plan.rationale)
+        vec[A_ELEMENTS + i] = name in plan.elements
     for name in (*plan.required_equipment, *plan.required_reagents):
         kind = codec.scenario.resource_by_name[name.lower()].kind
         slot = codec.item_slot(codec.scenario.resource_by_name[name.lower()].name, kind)

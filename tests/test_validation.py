@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from replicalab.judge.facts import case_facts
-from replicalab.judge.scores import plan_of, wording_of
+from replicalab.judge.scores import claims_of, plan_of
 from replicalab.models import MAX_LIST_ITEMS, Constraint, CostRates, Protocol, ValidationResult
 from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
@@ -175,7 +175,7 @@ def violate(p: Protocol, c: Constraint, pack: NormalizedScenarioPack) -> Protoco
     if c.kind == "required_review":
         return _with_controls(p, [*others, "sanity control extra"])
     if c.kind == "forbidden_practice":
-        return p.model_copy(update={"technique": f"{c.term} then {p.technique}"})
+        return p.model_copy(update={"elements": [*p.elements, str(c.term)]})
     raise AssertionError(f"unexpected constraint kind {c.kind}")
 
 
@@ -209,7 +209,7 @@ def test_every_constraint_is_enforced(template: str, difficulty: str) -> None:
 
 
 @pytest.mark.parametrize("template", BUILTIN_TEMPLATES)
-def test_forbidden_practice_respects_negation_and_whole_words(template: str) -> None:
+def test_a_forbidden_practice_is_used_by_a_claim_that_names_it_never_by_prose(template: str) -> None:
     for seed in range(20):
         pack = generate_scenario(seed, template, "hard")
         base = public_protocol(pack, 1)
@@ -217,19 +217,23 @@ def test_forbidden_practice_respects_negation_and_whole_words(template: str) -> 
             if c.kind != "forbidden_practice" or not c.term:
                 continue
             harmless = [
-                base.model_copy(update={"rationale": f"We use no {c.term}."}),
+                base.model_copy(update={"rationale": f"We rely on {c.term}."}),
                 base.model_copy(update={"rationale": f"Strictly without {c.term}, as required."}),
                 base.model_copy(update={"technique": f"{base.technique}; avoid {c.term}"}),
-                base.model_copy(update={"rationale": f"Not {c.term}s but a fair comparison."}),
-                base.model_copy(update={"technique": f"{c.term.replace(' ', '')} as one word"}),
-                base.model_copy(update={"rationale": f"{c.term}s"}),
+                base.model_copy(update={"controls": [*base.controls, f"no {c.term}"]}),
+                base.model_copy(update={"elements": [f"{c.term.replace(' ', '')}"]}),
             ]
             for protocol in harmless:
                 result = validate_protocol(protocol, pack)
-                assert c.id not in constraint_issue_ids(result), (c.term, protocol.rationale)
-            for text in (f"We rely on {c.term}.", f"{c.term.upper()} throughout"):
-                result = validate_protocol(base.model_copy(update={"rationale": text}), pack)
-                assert c.id in constraint_issue_ids(result), (c.term, text)
+                assert c.id not in constraint_issue_ids(result), (c.term, protocol)
+            used = [
+                base.model_copy(update={"technique": c.term.upper()}),
+                base.model_copy(update={"controls": [*base.controls, f"the {c.term}"]}),
+                base.model_copy(update={"elements": [" ".join(reversed(c.term.split()))]}),
+            ]
+            for protocol in used:
+                result = validate_protocol(protocol, pack)
+                assert c.id in constraint_issue_ids(result), (c.term, protocol)
                 assert not result.ok
 
 
@@ -356,7 +360,7 @@ def test_validation_and_judge_count_the_same_distinct_controls(
     base = public_protocol(pack, 1)
     protocol = base.model_copy(update={"controls": [*base.controls, *extra]})
     result = validate_protocol(protocol, pack)
-    distinct = wording_of(plan_of(protocol), case_facts(pack)).distinct_controls
+    distinct = claims_of(plan_of(protocol), case_facts(pack)).distinct_controls
     assert bool(_duplicate_control_warnings(result)) == (distinct < len(protocol.controls))
     c = constraint(pack, "min_controls")
     assert c is not None and c.quantity is not None
@@ -391,7 +395,10 @@ def test_reference_elements_warn_until_addressed() -> None:
     elements = pack.hidden_reference_spec.required_elements
     missing = [i for i in validate_protocol(base, pack).issues if i.category == "reference"]
     assert missing and all(i.severity == "warning" for i in missing)
-    faithful = base.model_copy(update={"rationale": "; ".join(elements)})
+    assert validate_protocol(base.model_copy(update={"rationale": "; ".join(elements)}), pack).issues == (
+        validate_protocol(base, pack).issues
+    )
+    faithful = base.model_copy(update={"elements": list(elements)})
     result = validate_protocol(faithful, pack)
     assert result.ok and not [i for i in result.issues if i.category == "reference"]
 

@@ -20,13 +20,13 @@ import math
 
 from replicalab.episode import Episode
 from replicalab.judge import build_reward_breakdown
+from replicalab.judge.bonuses import saved_rounds
 from replicalab.judge.facts import CaseFacts, case_facts
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
     Protocol,
     ScientistAction,
     ScientistActionType,
-    saved_rounds,
 )
 from replicalab.prices import estimate_protocol_cost
 from replicalab.rewards import RewardConfig, judge_reward

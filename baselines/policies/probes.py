@@ -62,7 +62,7 @@ def planned(
     """The baseline's opening with `choices` put in, no longer than the judge's full-credit
     duration under the time limit, its sample size fit to the public bounds (sample size, staff)
     and to the budget at `rates` (the classic terms when None)."""
-    opening = build_baseline_scientist_action(observation)
+    opening = build_baseline_scientist_action(observation.model_copy(update={"current_protocol": None}))
     bounds: dict[str, float] = {}
     reviews: list[str] = []
     min_controls = 0

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from replicalab.judge.bonuses import ALL_CHECKS_BONUS, EFFICIENCY_BONUS, saved_rounds
 from replicalab.judge.breakdown import BASE_SCALE
-from replicalab.models import ALL_CHECKS_BONUS, EFFICIENCY_BONUS, saved_rounds
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -69,7 +69,6 @@ def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
         f"these keys and no others: {', '.join(_ACTION_FIELDS)}. A key that does not apply to "
         'your move keeps its zero value (0, "" or []); list items are non-empty strings.',
         f"Allowed action_type values: {', '.join(_ACTION_TYPES)}",
-        scoring_rules(scenario),
         "Field requirements by action_type:\n"
         "- propose_protocol / revise_protocol: sample_size >= 1 (samples per arm), "
         "duration_days >= 1, a non-empty technique and a non-empty rationale; controls, "
@@ -80,6 +79,7 @@ def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
         "rationale is optional.\n"
         "- accept: no questions and no protocol fields; rationale is optional. Accept only once "
         "a protocol is on the table; it ends the negotiation.",
+        scoring_rules(scenario),
     ]
     return "\n\n".join(sections)
 

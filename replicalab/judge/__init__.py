@@ -7,10 +7,16 @@
     explain(breakdown) -> str
 
 Scores live in `scores`; what the judge reads off a pack (its bounds, the hidden reference's
-words) in `facts`. The judge's bonuses and free rounds are values of the contracts
-(`replicalab.models.judge_values`).
+words) in `facts`; its bonuses and the rounds an agreement may take for free in `bonuses`.
 """
 
+from replicalab.judge.bonuses import (
+    ALL_CHECKS_BONUS,
+    EFFICIENCY_BONUS,
+    FREE_ROUNDS,
+    PAID_ROUNDS,
+    saved_rounds,
+)
 from replicalab.judge.breakdown import (
     ALL_CHECKS,
     BASE_SCALE,
@@ -23,13 +29,14 @@ from replicalab.judge.breakdown import (
     parsimony_score,
     rigor_score,
 )
-from replicalab.models import ALL_CHECKS_BONUS, EFFICIENCY_BONUS
 
 __all__ = [
     "ALL_CHECKS",
     "ALL_CHECKS_BONUS",
     "BASE_SCALE",
     "EFFICIENCY_BONUS",
+    "FREE_ROUNDS",
+    "PAID_ROUNDS",
     "breakdown_against",
     "build_reward_breakdown",
     "compute_total_reward",
@@ -38,4 +45,5 @@ __all__ = [
     "fidelity_score",
     "parsimony_score",
     "rigor_score",
+    "saved_rounds",
 ]

@@ -22,15 +22,13 @@ the return (`replicalab.rewards.judge_reward`), reading from a breakdown whether
 from __future__ import annotations
 
 from replicalab.judge import scores
+from replicalab.judge.bonuses import ALL_CHECKS_BONUS, EFFICIENCY_BONUS, saved_rounds
 from replicalab.judge.facts import CaseFacts, case_facts
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import (
-    ALL_CHECKS_BONUS,
-    EFFICIENCY_BONUS,
     FeasibilityCheckResult,
     Protocol,
     RewardBreakdown,
-    saved_rounds,
 )
 from replicalab.scenarios.types import NormalizedScenarioPack
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from replicalab.power import needed_samples
-from replicalab.scenarios.rules import adequate_days
+from replicalab.scenarios.rules import adequate_days, binding_time_limit
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words
 
@@ -127,8 +127,7 @@ def _numbers(
     min_samples = max([1, *map(math.ceil, sample_bounds)])
     # the last min_controls bound wins
     min_controls = max(1, math.ceil(control_bounds[-1])) if control_bounds else DEFAULT_MIN_CONTROLS
-    time_limit = min([time_limit_days, *map(math.floor, duration_bounds)])
-    return min_samples, min_controls, adequate_days(time_limit)
+    return min_samples, min_controls, adequate_days(binding_time_limit(time_limit_days, duration_bounds))
 
 
 def _reference_words(

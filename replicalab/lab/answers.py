@@ -10,6 +10,7 @@ recognisable gets a summary of the lab.
 from __future__ import annotations
 
 from replicalab.models import FeasibilityCheckResult
+from replicalab.scenarios.rules import adequate_days, binding_time_limit
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import content_words, mentions
 
@@ -56,7 +57,11 @@ def _topic_answer(topic: str, scenario: NormalizedScenarioPack, check: Feasibili
             f"{rates.per_control:g} per control; items: {', '.join(items)}."
         )
     if topic == "schedule":
-        return f"Time limit: {lab.time_limit_days} days."
+        limit = binding_time_limit(lab.time_limit_days, scenario.quantities.get("max_duration_days", ()))
+        return (
+            f"Time limit: {lab.time_limit_days} days; a plan of {adequate_days(limit)} days earns "
+            "the judge's full duration credit (longer buys nothing)."
+        )
     if topic == "staff":
         return f"Staff available: {lab.staff_count}."
     if topic == "resources":

@@ -65,13 +65,8 @@ from replicalab.models.checks import (
     ValidationResult,
 )
 from replicalab.models.judge_values import (
-    ALL_CHECKS_BONUS,
-    EFFICIENCY_BONUS,
-    FREE_ROUNDS,
-    PAID_ROUNDS,
     RewardBreakdown,
     Verdict,
-    saved_rounds,
 )
 from replicalab.models.log import (
     EpisodeLog,
@@ -92,12 +87,9 @@ from replicalab.models.reward_config import (
 )
 
 __all__ = [
-    "ALL_CHECKS_BONUS",
     "CLASSIC_ITEM_PRICES",
-    "EFFICIENCY_BONUS",
     "FEASIBILITY_DIMENSIONS",
     "FLAG_FIELDS",
-    "FREE_ROUNDS",
     "LAB_DIMENSIONS",
     "MAX_CREDITS",
     "MAX_DURATION_DAYS",
@@ -105,7 +97,6 @@ __all__ = [
     "MAX_SAMPLE_SIZE",
     "MAX_STAFF",
     "MAX_TEXT_CHARS",
-    "PAID_ROUNDS",
     "PROTOCOL_PAYLOAD_FIELDS",
     "RATIONALE_WORD_LIMIT",
     "AlternativeSuggestion",
@@ -150,5 +141,4 @@ __all__ = [
     "Verdict",
     "check_budget",
     "clip_text",
-    "saved_rounds",
 ]

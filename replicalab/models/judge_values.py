@@ -1,5 +1,6 @@
-"""The judge's values: its bonuses, the rounds an agreement may take for free, its scores of a
-final protocol and how an episode ended."""
+"""The judge's values: its scores of a final protocol and how an episode ended. What it pays in
+bonuses, and the rounds an agreement may take for free, are the judge's own rules
+(`replicalab.judge.bonuses`)."""
 
 from __future__ import annotations
 
@@ -9,32 +10,11 @@ from pydantic import Field
 
 from replicalab.models.base import Contract
 
-ALL_CHECKS_BONUS = 1.0
-"""The judge's bonus to a plan that passes all seven checks, at a perfect base; a plan earns it in
-proportion to its base (`base / 10`), so a feasible plan that tests little is paid little."""
-EFFICIENCY_BONUS = 0.25
-"""The judge's bonus per round saved (`saved_rounds`) to a plan that earns `ALL_CHECKS_BONUS`, at
-a perfect base, and likewise in proportion to its base."""
-FREE_ROUNDS = 3
-"""Rounds an agreement may take at no cost to the efficiency bonus: one question, one proposal,
-one acceptance. The lab's prices are private, so a Scientist that asks before it proposes needs
-three; only rounds beyond them are charged, and information worth having is never taxed away."""
-PAID_ROUNDS = 3
-"""Rounds after `FREE_ROUNDS` whose saving the efficiency bonus pays for. A fixed window, not the
-rounds left before the limit: a bonus that grew with `max_rounds` would, at a long limit, outweigh
-the plan it is paid on."""
-
-
-def saved_rounds(rounds_used: int) -> int:
-    """Rounds the efficiency bonus pays for: those of the `PAID_ROUNDS` after `FREE_ROUNDS` that an
-    agreement in `rounds_used` rounds leaves unused."""
-    return max(0, FREE_ROUNDS + PAID_ROUNDS - max(rounds_used, FREE_ROUNDS))
-
 
 class RewardBreakdown(Contract):
     """The judge's scores of a final protocol; `total` = 10·r·f·f·p + bonuses − penalties.
 
-    The judge always pays its own bonuses (`ALL_CHECKS_BONUS`, `EFFICIENCY_BONUS`, each times
+    The judge always pays its own bonuses (`judge.bonuses`: all checks, efficiency, each times
     `base / 10`), so `total` is the benchmark's score whatever reward config an episode was
     played with.
     """

@@ -7,7 +7,6 @@ from typing import Literal
 from pydantic import Field
 
 from replicalab.models.base import Contract, NonEmptyStr
-from replicalab.models.judge_values import ALL_CHECKS_BONUS
 
 PotentialKind = Literal["none", "public_total", "feasibility"]
 """What Φ reads (`replicalab.rewards.potential`): nothing, the judge's total with no study in its
@@ -45,7 +44,7 @@ class RewardConfig(Contract):
     name: NonEmptyStr
     judge_scale: float = Field(default=1.0, ge=0.0)  # multiplies the terminal judge reward
     judge_exponents: JudgeExponents = Field(default_factory=JudgeExponents)
-    all_checks_bonus: float = Field(default=ALL_CHECKS_BONUS, ge=0.0)  # x base / 10, as the judge
+    all_checks_bonus: float = Field(default=1.0, ge=0.0)  # x base / 10: the judge's ALL_CHECKS_BONUS
     efficiency_bonus: float = Field(default=0.0, ge=0.0)  # per saved round (`saved_rounds`), likewise
     penalties: Penalties = Field(default_factory=Penalties)
     step_cost: float = Field(default=0.0, ge=0.0)  # charged to the acting agent every turn

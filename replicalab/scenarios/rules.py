@@ -20,6 +20,11 @@ FIRST_CASE_ID = 4  # the case's rules number on from the lab's c1-c3
 ADEQUATE_SHARE_OF_TIME = 0.3  # a plan using this share of the time limit is long enough
 
 
+def binding_time_limit(lab_limit: int, duration_bounds: tuple[float, ...]) -> int:
+    """The days a plan may take: the lab's time limit, or a tighter max_duration_days bound."""
+    return min([lab_limit, *map(math.floor, duration_bounds)])
+
+
 def adequate_days(time_limit: int) -> int:
     """The duration that earns the judge's full duration credit under a time limit: longer plans
     buy no rigor, so the lab's budget is measured against a plan of this length."""
