@@ -66,7 +66,7 @@ from replicalab.models import (
     ScientistAction,
     ScientistActionType,
 )
-from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES, ActionError
+from replicalab.moves import LAB_MANAGER_ACTION_TYPES, SCIENTIST_ACTION_TYPES, ActionError
 from replicalab.reading import addresses
 from replicalab.scenarios import NormalizedScenarioPack
 
@@ -270,23 +270,9 @@ class ScientistCodec:
         return vec
 
 
-def _lab_manager_legal(episode: Episode) -> tuple[int, int, int, int]:
-    """Which stances (report, suggest, reject, accept) the facts allow: none off-turn, only a
-    report with nothing on the table; else a suggestion only when one changes the protocol,
-    a rejection of an infeasible protocol only, an acceptance of a feasible one only."""
-    if episode.done or episode.agent_selection != LAB_MANAGER:
-        return (0, 0, 0, 0)
-    check = episode.check  # set exactly when a protocol is on the table
-    if check is None:
-        return (1, 0, 0, 0)
-    suggestion = episode.suggestion
-    offers = suggestion is not None and suggestion.revised_protocol != episode.protocol
-    return (1, int(offers), int(not check.feasible), int(check.feasible))
-
-
 def lab_manager_mask(episode: Episode) -> np.ndarray:
-    """Stances the facts allow, in `LAB_MANAGER_ACTION_TYPES` order (all zero off-turn)."""
-    return np.array(_lab_manager_legal(episode), dtype=np.int8)
+    """Stances the facts allow (`Episode.grounded_stances`), as the structured mask."""
+    return np.array(episode.grounded_stances(), dtype=np.int8)
 
 
 def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | ActionError:
@@ -297,7 +283,7 @@ def decode_lab_manager(element: object, episode: Episode) -> LabManagerAction | 
             code="invalid_action", message="lab_manager action must be one whole number in [0, 4)"
         )
     index = int(values[0])
-    if not _lab_manager_legal(episode)[index]:
+    if not episode.grounded_stances()[index]:
         return ActionError(
             code="masked_action",
             message=f"{LAB_MANAGER_ACTION_TYPES[index].value} is masked out now",

@@ -180,6 +180,19 @@ class Episode:
             return (False,) * len(LAB_MANAGER_ACTION_TYPES)
         return _LEGAL[LAB_MANAGER][self.protocol is not None]
 
+    def grounded_stances(self) -> tuple[bool, ...]:
+        """The Lab Manager's action types the grounded facts allow, in `LAB_MANAGER_ACTION_TYPES`
+        order: those of `lab_manager_mask`, then a suggestion only when the lab's offer changes
+        the protocol, a rejection of an infeasible protocol only, an acceptance of a feasible one
+        only. What a structured Lab Manager may choose: it picks a stance, never misstates a fact."""
+        legal = self.lab_manager_mask()
+        check = self.check  # set exactly when a protocol is on the table
+        if check is None or not any(legal):
+            return legal
+        offer = self.suggestion
+        offers = offer is not None and offer.revised_protocol != self.protocol
+        return (True, offers, not check.feasible, check.feasible)
+
     def scientist_observation(self) -> ScientistObservation:
         last, check = self.last_lab_action, self._suggested_check
         offered = last.suggested_protocol if last is not None else None

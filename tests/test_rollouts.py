@@ -27,7 +27,7 @@ from benchmarks.openai_stub import (
 from replicalab.agents import MAX_PROMPT_CHARS
 from replicalab.baselines.evaluation import workers
 from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
-from replicalab.baselines.evaluation.runner import Grid, Settings, episode_id, policy_seed, run_grid
+from replicalab.baselines.evaluation.runner import Grid, Settings, policy_seed, run_grid
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
 from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
@@ -96,7 +96,7 @@ def test_episodes_are_written_in_grid_order_as_they_complete(stub: StubServer, t
     seen: list[EpisodeDigest] = []
     run_rollouts(GRID, chat(stub), concurrency=8, out=tmp_path / "run.jsonl", on_episode=seen.append)
     ids = [json.loads(line)["episode_id"] for line in _bytes(tmp_path / "run.jsonl").splitlines()]
-    assert ids == [episode_id(cell, "llm", "grounded") for cell in GRID.cells()]
+    assert ids == [cell.episode_id("llm", "grounded") for cell in GRID.cells()]
     assert [(d.template, d.difficulty, d.seed) for d in seen] == [
         (c.template, c.difficulty, c.seed) for c in GRID.cells()
     ]
@@ -187,7 +187,7 @@ def test_a_group_plays_one_scenario_with_seeds_of_its_own(
     assert len(logs) == 4 * len(GRID.cells())
     for position, cell in enumerate(GRID.cells()):
         group = logs[4 * position : 4 * position + 4]
-        group_id = episode_id(cell, "llm", "grounded")
+        group_id = cell.episode_id("llm", "grounded")
         assert [log.episode_id for log in group] == [f"{group_id}/{k}" for k in range(4)]
         assert {log.group_id for log in group} == {group_id}
         assert {log.scenario_id for log in group} == {group[0].scenario_id}

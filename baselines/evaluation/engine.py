@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO, Literal, NamedTuple
 
-from replicalab.baselines.evaluation.grid import Grid, RunResult, episode_id
+from replicalab.baselines.evaluation.grid import Grid, RunResult
 from replicalab.baselines.evaluation.jobs import Finished, Job, Outcomes
 from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
 from replicalab.baselines.evaluation.run_files import beside
@@ -98,9 +98,9 @@ def _jobs(grid: Grid, setup: WorkerSetup, group_size: int) -> list[Job]:
     grouped = group_size > 1
     todo = []
     for position, key in enumerate(grid.cells(setup.settings.split)):
-        cell_id = episode_id(key, *names)
         for k in range(group_size):
-            todo.append(Job(position, key, k if grouped else None, f"{cell_id}/{k}" if grouped else cell_id))
+            rollout = k if grouped else None
+            todo.append(Job(position, key, rollout, key.episode_id(*names, rollout)))
     return todo
 
 

@@ -3,7 +3,7 @@
 The grid is templates × difficulties × seeds, in that order; a cell is the `ScenarioKey` of
 those three in the run's split, and each policy's seed is derived from its template, difficulty
 and seed through `numpy.random.SeedSequence` (never `hash()`, which is salted per process).
-Episode ids are `{scenario_id}/{scientist}/{lab_manager}`: unique within a run, stable across runs.
+Episode ids are `ScenarioKey.episode_id`'s: unique within a run, stable across runs.
 """
 
 from __future__ import annotations
@@ -105,10 +105,6 @@ def rollout_seed(key: ScenarioKey, rollout: int | None) -> int:
     return int(np.random.SeedSequence([seed, rollout]).generate_state(1)[0])
 
 
-def episode_id(key: ScenarioKey, scientist: str, lab_manager: str) -> str:
-    return f"{key.id}/{scientist}/{lab_manager}"
-
-
 def start_episode(
     key: ScenarioKey, settings: Settings, scenario: NormalizedScenarioPack | None = None
 ) -> Episode:
@@ -133,7 +129,7 @@ def play_episode(
     reset_policy(scientist, seed)
     reset_policy(lab_manager, seed)
     play(episode, scientist, lab_manager)
-    return episode.to_log(episode_id(key, scientist.name, lab_manager.name))
+    return episode.to_log(key.episode_id(scientist.name, lab_manager.name))
 
 
 @dataclass

@@ -17,7 +17,7 @@ Reproducibility is the point of a log, so:
   a prefix of this grid, with the same reward config and round limit) and appends the rest: the
   finished file equals a clean run's, byte for byte.
 
-Episode ids are `{scenario_id}/{scientist}/{lab_manager}`: unique within a run, stable across runs.
+Episode ids are `ScenarioKey.episode_id`'s: unique within a run, stable across runs.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from replicalab.baselines.evaluation.grid import (
     PolicyFactory,
     RunResult,
     Settings,
-    episode_id,
     play_episode,
     policy_seed,
     start_episode,
@@ -52,7 +51,6 @@ __all__ = [
     "PolicyFactory",
     "RunResult",
     "Settings",
-    "episode_id",
     "play_episode",
     "policy_seed",
     "run_grid",

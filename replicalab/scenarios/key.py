@@ -2,8 +2,9 @@
 
 Every front names a scenario through a `ScenarioKey`: the evaluation grid's cells, the metrics'
 match of an episode to the oracle's, the chat episode's dataset rows and the env's draws. Its
-id, `{template}-{split}-{difficulty}-{seed}`, is the generated pack's `scenario_id`, and an
-episode's id is `{scenario_id}/{scientist}/{lab_manager}`. The key's fields are checked here and
+id, `{template}-{split}-{difficulty}-{seed}`, is the generated pack's `scenario_id`, and every
+episode id is made here too (`episode_id`: `{scenario_id}/{scientist}/{lab_manager}`, and `/k` for
+the k-th rollout of a group). The key's fields are checked here and
 nowhere else; whether the template is registered and has cases in the split is the registry's to
 say, when the pack is generated (`generate_pack`).
 """
@@ -50,6 +51,12 @@ class ScenarioKey:
     def id(self) -> str:
         """The pack's `scenario_id`."""
         return f"{self.template}-{self.split}-{self.difficulty}-{self.seed}"
+
+    def episode_id(self, scientist: str, lab_manager: str, rollout: int | None = None) -> str:
+        """The id of an episode of this scenario between two seats (`rollout`: its number in a
+        group of rollouts of one cell)."""
+        cell = f"{self.id}/{scientist}/{lab_manager}"
+        return cell if rollout is None else f"{cell}/{rollout}"
 
     @classmethod
     def parse(cls, scenario_id: str) -> ScenarioKey:
