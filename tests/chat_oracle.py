@@ -25,15 +25,15 @@ def _reset(env: ScientistEnv, scenario_id: str) -> dict[str, Any]:
 
 def baseline_proposal(scenario_id: str, *, read: bool = False) -> str:
     """The baseline Scientist's opening proposal for the scenario, as model text; with `read`,
-    its rationale addresses the elements the public reader finds in the paper (the baseline's
-    own addresses none of the study, which the judge pays nothing for)."""
+    it claims the elements the public reader finds in the paper (the baseline's own claims none
+    of the study, which the judge pays nothing for)."""
     env = ScientistEnv(action_mode="text")
     _reset(env, scenario_id)
     observation = env.episode.scientist_observation()
     action = build_baseline_scientist_action(observation)
     if read:
         elements = read_paper(observation.paper, observation.candidates).elements
-        action = action.model_copy(update={"rationale": addresses(elements)})
+        action = action.model_copy(update={"elements": list(elements), "rationale": addresses(elements)})
     return action.model_dump_json()
 
 

@@ -78,8 +78,8 @@ def turns(ids: list[int], mask: list[int], side: int) -> list[list[int]]:
 
 @pytest.fixture(scope="module")
 def played(tokenizer: PreTrainedTokenizerFast) -> tuple[dict[str, Any], dict[str, list[str]], list[int]]:
-    """Three episodes: two play prose, the baseline's proposal, accept; one never acts."""
-    replies = {sid: [GARBAGE, baseline_proposal(sid), ACCEPT] for sid in SCENARIOS[:2]}
+    """Three episodes: two play prose, the baseline's proposal with the read elements, accept; one never acts."""
+    replies = {sid: [GARBAGE, baseline_proposal(sid, read=True), ACCEPT] for sid in SCENARIOS[:2]}
     replies[SCENARIOS[2]] = [GARBAGE] * 4
     calls: list[int] = []
     batch = play_episodes(SCENARIOS, scripted(tokenizer, replies, calls, 4), tokenizer, max_rounds=4)
