@@ -253,7 +253,7 @@ def sigterm(log: Path) -> str:
     port = int(server.url.rsplit(":", 1)[1])
     hung = []
     for opening in [b"GET /hea"] * 50 + [
-        b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 99\r\n\r\n{"
+        b"POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 99\r\n\r\n{"
     ] * 10:
         sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         sock.sendall(opening)
@@ -261,7 +261,7 @@ def sigterm(log: Path) -> str:
     never_reading = [socket.create_connection(("127.0.0.1", port)) for _ in range(5)]
     for sock in never_reading:
         sock.sendall(
-            b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
         )
     time.sleep(0.5)

@@ -77,13 +77,13 @@ def quick() -> Iterator[LoopbackServer]:
 
 def test_a_request_head_that_never_ends_is_dropped(quick: LoopbackServer) -> None:
     with _raw(quick) as sock:
-        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\n")  # and nothing more
+        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: localhost\r\n")  # and nothing more
         assert _closed_by_server(sock) == b""
 
 
 def test_a_body_that_never_ends_gets_408(quick: LoopbackServer) -> None:
     with _raw(quick) as sock:
-        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
         reply = _closed_by_server(sock).decode()
     assert reply.startswith("HTTP/1.1 408")
     assert json.loads(reply.split("\r\n\r\n", 1)[1])["error"]["code"] == "REQUEST_TIMEOUT"
@@ -91,7 +91,7 @@ def test_a_body_that_never_ends_gets_408(quick: LoopbackServer) -> None:
 
 def test_a_body_declared_too_large_gets_413_unread(quick: LoopbackServer) -> None:
     with _raw(quick) as sock:
-        sock.sendall(b"POST /step HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n")
+        sock.sendall(b"POST /step HTTP/1.1\r\nHost: localhost\r\nContent-Length: 99999999\r\n\r\n")
         assert _closed_by_server(sock).startswith(b"HTTP/1.1 413")
 
 

@@ -32,7 +32,7 @@ def test_serve_prints_its_address_logs_sessions_and_stops_on_sigterm_with_hung_c
             ws.recv(timeout=30)
             ws.send("not json")
             ws.recv(timeout=30)
-        for opening in (b"GET /heal", b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{"):
+        for opening in (b"GET /heal", b"POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 50\r\n\r\n{"):
             sock = socket.create_connection(("127.0.0.1", port), timeout=10)
             sock.sendall(opening)  # a head and a body that never finish
             hung.append(sock)
@@ -85,7 +85,7 @@ def test_a_body_still_arriving_when_the_drain_ends_is_refused_without_a_tracebac
     try:
         for _ in range(3):
             sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-            sock.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{")
+            sock.sendall(b"POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 50\r\n\r\n{")
             slow.append(sock)
         httpx.get(f"{server.url}/health", timeout=10)  # the bodies' requests have begun
         server.process.send_signal(signal.SIGTERM)

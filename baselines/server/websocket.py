@@ -3,7 +3,9 @@
 
 The session is the connection's alone and ends with it, always with a close frame the client
 can read: 1000 after its `close`, 1001 when it idled out, 1008 when it stopped reading its
-replies, 1013 when the server had no room for it (and uvicorn's 1012 on shutdown).
+replies, 1013 when the server had no room for it or its address had too many connections
+waiting for their sessions (and 1012 on shutdown). Opening the session and answering each
+message take a turn of the client address's budget (`budget`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,9 @@ from starlette.websockets import WebSocketDisconnect
 from replicalab.baselines.server import events
 from replicalab.baselines.server.guards import client_of
 from replicalab.baselines.server.models import ErrorCode, WireError
+from replicalab.baselines.server.protocol import MARK, ConnectionMark
 from replicalab.baselines.server.sessions import Session, SessionTable
 from replicalab.baselines.server.settings import ServerSettings
-
-PROTOCOL_SLACK = 4
-"""uvicorn drops a WebSocket frame this many times over the body limit unread (close code 1009);
-one within it is read and refused with MESSAGE_TOO_LARGE, and the session carries on."""
 
 _GONE = (TimeoutError, asyncio.TimeoutError, WebSocketDisconnect, RuntimeError, OSError)
 """What sending to a client raises when it stopped reading or is gone."""
@@ -36,12 +35,17 @@ async def serve_websocket(ws: WebSocket, table: SessionTable, settings: ServerSe
     await ws.accept()
     client = client_of(ws.scope)
     try:
-        await table.address_budget(client).wait(refuse_beyond_burst=False)
-        session = table.open("ws", client)
+        async with table.budget(client).turn(table.stopping, settings.max_queued_per_client):
+            session = table.open("ws", client)
     except WireError as exc:
-        await _send(ws, {"type": "error", "data": exc.payload()}, settings.send_timeout_s)
-        await _hang_up(ws, 1013, settings.send_timeout_s)  # "try again later"
+        if exc.code is not ErrorCode.SHUTTING_DOWN:  # else the server closes it (1012)
+            events.event("session_refused", reason=exc.code.value, client=client, transport="ws")
+            await _send(ws, {"type": "error", "data": exc.payload()}, settings.send_timeout_s)
+            await _hang_up(ws, 1013, settings.send_timeout_s)  # "try again later"
         return
+    mark = ws.scope.get("extensions", {}).get(MARK)
+    if isinstance(mark, ConnectionMark):
+        mark.live = True  # no longer one the connection cap may drop
     reason = "server_stopped"
     try:
         reason = await _serve(ws, session, table, settings)
@@ -51,6 +55,7 @@ async def serve_websocket(ws: WebSocket, table: SessionTable, settings: ServerSe
 
 async def _serve(ws: WebSocket, session: Session, table: SessionTable, settings: ServerSettings) -> str:
     """Answer one connection's messages until it ends; why it ended."""
+    budget = table.budget(session.client)
     while True:
         timeout = table.timeout(session)
         try:
@@ -65,18 +70,22 @@ async def _serve(ws: WebSocket, session: Session, table: SessionTable, settings:
         table.touch(session)
         text = message.get("text")
         raw: str | bytes = text if text is not None else message.get("bytes") or b""
-        reply = await answer(session, raw, settings.max_body_bytes)
-        if reply is None:
+        try:
+            async with budget.turn(table.stopping):
+                reply = answer(session, raw, settings.max_body_bytes)
+                sending = None if reply is None else orjson.dumps(reply).decode()
+        except WireError:  # the server is stopping: it closes the connection
+            return "server_stopped"
+        if sending is None:
             await _hang_up(ws, 1000, settings.send_timeout_s)
             return "client_closed"
-        if not await _send(ws, reply, settings.send_timeout_s):
+        if not await _send_text(ws, sending, settings.send_timeout_s):
             await _hang_up(ws, 1008, settings.send_timeout_s)  # policy violation: it must read its replies
             return "not_reading"
 
 
-async def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, Any] | None:
-    """The reply to one WebSocket message; None when the client asked to close. A reset waits
-    for the session's reset budget first."""
+def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, Any] | None:
+    """The reply to one WebSocket message; None when the client asked to close."""
     try:
         if len(raw) > limit:
             raise WireError(ErrorCode.MESSAGE_TOO_LARGE, f"message: over {limit} bytes")
@@ -85,7 +94,6 @@ async def answer(session: Session, raw: str | bytes, limit: int) -> dict[str, An
         if kind == "close":
             return None
         if kind == "reset":
-            await session.resets.wait()
             return {"type": "observation", "data": session.env.reset(message.get("data", {}))}
         if kind == "step":
             return {"type": "observation", "data": session.env.step(message.get("data"))}
@@ -121,9 +129,13 @@ async def _hang_up(ws: WebSocket, code: int, timeout: float) -> None:
 async def _send(ws: WebSocket, reply: dict[str, Any], timeout: float) -> bool:
     """Send `reply`; False if the client took longer than `timeout` to make room (it stopped
     reading) or is gone."""
+    # orjson writes an observation's 200-odd floats twenty times faster than json
+    return await _send_text(ws, orjson.dumps(reply).decode(), timeout)
+
+
+async def _send_text(ws: WebSocket, text: str, timeout: float) -> bool:
     try:
-        # orjson writes an observation's 200-odd floats twenty times faster than json
-        await asyncio.wait_for(ws.send_text(orjson.dumps(reply).decode()), timeout)
+        await asyncio.wait_for(ws.send_text(text), timeout)
     except _GONE:
         return False
     return True
