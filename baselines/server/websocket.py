@@ -31,11 +31,19 @@ _GONE = (TimeoutError, asyncio.TimeoutError, WebSocketDisconnect, RuntimeError, 
 
 
 async def serve_websocket(ws: WebSocket, table: SessionTable, settings: ServerSettings) -> None:
-    """Open the connection's session, answer its messages, and close both together."""
+    """Open the connection's session, answer its messages, and close both together. The
+    server's drain cancels a connection it ran out of time for: it ends quietly."""
+    with contextlib.suppress(asyncio.CancelledError):
+        await _serve_connection(ws, table, settings)
+
+
+async def _serve_connection(ws: WebSocket, table: SessionTable, settings: ServerSettings) -> None:
     await ws.accept()
     client = client_of(ws.scope)
+    mark = ws.scope.get("extensions", {}).get(MARK)
+    released = mark.released if isinstance(mark, ConnectionMark) else table.stopping
     try:
-        async with table.budget(client).turn(table.stopping, settings.max_queued_per_client):
+        async with table.budget(client).turn(released, settings.max_queued_per_client):
             session = table.open("ws", client)
     except WireError as exc:
         if exc.code is not ErrorCode.SHUTTING_DOWN:  # else the server closes it (1012)
@@ -43,17 +51,22 @@ async def serve_websocket(ws: WebSocket, table: SessionTable, settings: ServerSe
             await _send(ws, {"type": "error", "data": exc.payload()}, settings.send_timeout_s)
             await _hang_up(ws, 1013, settings.send_timeout_s)  # "try again later"
         return
-    mark = ws.scope.get("extensions", {}).get(MARK)
     if isinstance(mark, ConnectionMark):
         mark.live = True  # no longer one the connection cap may drop
     reason = "server_stopped"
     try:
-        reason = await _serve(ws, session, table, settings)
+        reason = await _serve(ws, session, table, settings, released)
     finally:
         table.close(session, reason)
 
 
-async def _serve(ws: WebSocket, session: Session, table: SessionTable, settings: ServerSettings) -> str:
+async def _serve(
+    ws: WebSocket,
+    session: Session,
+    table: SessionTable,
+    settings: ServerSettings,
+    released: asyncio.Event | None,
+) -> str:
     """Answer one connection's messages until it ends; why it ended."""
     budget = table.budget(session.client)
     while True:
@@ -71,10 +84,10 @@ async def _serve(ws: WebSocket, session: Session, table: SessionTable, settings:
         text = message.get("text")
         raw: str | bytes = text if text is not None else message.get("bytes") or b""
         try:
-            async with budget.turn(table.stopping):
+            async with budget.turn(released):
                 reply = answer(session, raw, settings.max_body_bytes)
                 sending = None if reply is None else orjson.dumps(reply).decode()
-        except WireError:  # the server is stopping: it closes the connection
+        except WireError:  # the server is stopping (it closes the connection) or the client left
             return "server_stopped"
         if sending is None:
             await _hang_up(ws, 1000, settings.send_timeout_s)
