@@ -375,6 +375,20 @@ def test_sessions_are_isolated_and_their_ids_unguessable(server: LoopbackServer)
             http.post("/close", headers={SESSION_HEADER: i})
 
 
+def test_a_reset_without_a_session_depends_on_its_request_alone(server: LoopbackServer) -> None:
+    local = ScientistEnv()
+    local.reset(seed=3)
+    continued = local.reset()[0]["observation"].tolist()  # what a shared generator would give next
+    with httpx.Client(base_url=server.url, timeout=10) as http:
+        first = http.post("/reset", json={"seed": 3}).json()
+        other = http.post("/reset", json={"seed": 4, "config": {"action_mode": "text"}}).json()
+        again = http.post("/reset", json={"seed": 3}).json()
+        seedless = [http.post("/reset", json={}).json()["observation"]["features"] for _ in range(2)]
+    assert other["observation"]["prompt"] is not None  # that client's own config
+    assert again == first and first["observation"]["prompt"] is None  # the server's defaults, not it
+    assert continued not in seedless and seedless[0] != seedless[1]  # fresh entropy each time
+
+
 def test_nothing_a_scientist_session_returns_holds_the_hidden_study(server: LoopbackServer) -> None:
     probing = {"action_type": "request_info", "questions": ["What is the target metric of the reference?"]}
     checked = 0

@@ -26,6 +26,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, WebSocket
 
+from replicalab.baselines.server import events
 from replicalab.baselines.server.guards import Guard, Receive, Scope, Send
 from replicalab.baselines.server.http_routes import add_error_handlers, add_info_routes, add_session_routes
 from replicalab.baselines.server.protocol import STOPPING, guard_uvicorn
@@ -107,6 +108,8 @@ class GuardedApp(FastAPI):
         if self.settings.token is None and config.uds is None and not is_loopback(config.host):
             return f"--host {config.host}: beyond the loopback address every client needs ${TOKEN_ENV}"
         guard_uvicorn(config, self.settings)
+        if not events.logger.handlers:  # started by uvicorn's command line: the same log as serve's
+            events.configure(json_lines=False)
         return None
 
 
