@@ -29,7 +29,7 @@ from fastapi import FastAPI, WebSocket
 from replicalab.baselines.server import events
 from replicalab.baselines.server.guards import Guard, Receive, Scope, Send
 from replicalab.baselines.server.http_routes import add_error_handlers, add_info_routes, add_session_routes
-from replicalab.baselines.server.protocol import STOPPING, guard_uvicorn
+from replicalab.baselines.server.protocol import STOPPING, TABLE, guard_uvicorn
 from replicalab.baselines.server.sessions import SessionTable
 from replicalab.baselines.server.settings import TOKEN_ENV, ServerSettings, is_loopback
 from replicalab.baselines.server.websocket import serve_websocket
@@ -60,9 +60,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
 
 def _reaping(table: SessionTable) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[Any]]:
-    """The app's lifespan: a task that closes idle HTTP sessions while it runs, and the event
-    the protocols set when the server starts to stop (in the lifespan's state, which uvicorn
-    shares with every connection)."""
+    """The app's lifespan: a task that closes idle HTTP sessions while it runs, and, in the
+    lifespan's state (which uvicorn shares with every connection), the event the protocols set
+    when the server starts to stop and the table they ask whether to turn a client away."""
     settings = table.settings
     period = min(settings.unstepped_timeout_s, settings.idle_timeout_s) / 4
 
@@ -75,7 +75,7 @@ def _reaping(table: SessionTable) -> Callable[[FastAPI], contextlib.AbstractAsyn
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         reaper = asyncio.create_task(reap())
         table.stopping = asyncio.Event()
-        yield {STOPPING: table.stopping}
+        yield {STOPPING: table.stopping, TABLE: table}
         reaper.cancel()
 
     return lifespan

@@ -63,6 +63,10 @@ class ClientBudget:
         self._refill()
         self.balance -= seconds
 
+    def full(self, queue_limit: int) -> bool:
+        """Whether a turn asked for now would wait behind `queue_limit` turns waiting already."""
+        return self.waiting >= queue_limit and (self._turn.locked() or self.delay() > 0)
+
     @contextlib.asynccontextmanager
     async def turn(
         self, stopping: asyncio.Event | None = None, queue_limit: int | None = None
@@ -70,7 +74,7 @@ class ClientBudget:
         """Wait for the address's turn, run the block, and charge the time it took. The block
         must not await: its time is the loop's. `queue_limit`: refuse (TOO_MANY_REQUESTS)
         rather than wait behind that many turns of this address already waiting."""
-        if queue_limit is not None and self.waiting >= queue_limit and (self._turn.locked() or self.delay()):
+        if queue_limit is not None and self.full(queue_limit):
             raise WireError(
                 ErrorCode.TOO_MANY_REQUESTS,
                 f"this client address has {self.waiting} requests waiting for its share of the "

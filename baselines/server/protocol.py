@@ -6,8 +6,12 @@ every way of starting the server applies (`guard_uvicorn`).
   dropping the oldest connection that holds no live session (an HTTP connection, idle, slow or
   answering; a WebSocket still waiting for its session), so only as many connections as there
   are sessions are ever kept whatever the rest do.
-- A WebSocket client that pings without reading the pongs is closed (1008) once its unread
-  replies pass the limit; a text frame that is not UTF-8 is closed (1007) without a traceback.
+- A new connection from an address that floods (its queue for its budget is full, and it holds
+  more connections than its sessions and its queue could use) is dropped before any of it is
+  read: the cheapest refusal there is, so a flood of connections costs its neighbours little.
+- A WebSocket client that pings more than `max_pings_per_s` (in bursts of `PING_BURST`), or
+  without reading the pongs until they pass the limit, is dropped; a text frame that is not
+  UTF-8 is closed (1007) without a traceback.
 - On shutdown, every connection tells the app (the `STOPPING` event of the lifespan's state),
   so work waiting for its turn is refused at once instead of holding the drain.
 
@@ -20,6 +24,7 @@ extensions.
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import h11
@@ -34,12 +39,17 @@ from replicalab.baselines.server.settings import ServerSettings
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 STOPPING = "replicalab_stopping"
 """The lifespan state's key for the event the protocols set when the server starts to stop."""
+TABLE = "replicalab_table"
+"""The lifespan state's key for the session table, which says whether an address is turned away."""
 MARK = "replicalab.connection"
 """The ASGI scope extension that holds a WebSocket connection's `ConnectionMark`."""
 PROTOCOL_SLACK = 4
 """uvicorn drops a WebSocket frame this many times over the body limit unread (close code 1009);
 one within it is read and refused with MESSAGE_TOO_LARGE, and the session carries on. Pongs
 left unread past the same size close the connection."""
+
+
+PING_BURST = 16
 
 
 class ConnectionMark:
@@ -99,7 +109,14 @@ class GuardedH11Protocol(_Capped, H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.opened_at = self.loop.time()
         self._header_timer: asyncio.TimerHandle | None = None
+        self.table: Any = None
         super().connection_made(transport)
+        self.table = self.app_state.get(TABLE)
+        if self.table is not None and not self.table.connection_opened(self.peer()):
+            self.table = None  # nothing counted, nothing to uncount
+            events.event("connection_refused", logging.DEBUG, reason="flooding", client=self.peer())
+            transport.abort()
+            return
         if len(self.connections) > self.max_connections and not self.make_room():
             events.event("connection_refused", reason="max_connections", client=self.peer())
             transport.write(_BUSY)
@@ -114,13 +131,16 @@ class GuardedH11Protocol(_Capped, H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
+        if self.table is not None:
+            self.table.connection_closed(self.peer())
         super().connection_lost(exc)
 
     def handle_websocket_upgrade(self, event: h11.Request) -> None:
         super().handle_websocket_upgrade(event)
         upgraded = self.transport.get_protocol()
-        if isinstance(upgraded, _Capped):
+        if isinstance(upgraded, GuardedWebSocketProtocol):
             upgraded.opened_at = self.opened_at  # the connection's age, not the upgrade's
+            upgraded.table, self.table = self.table, None  # it uncounts the connection now
 
     def shutdown(self) -> None:
         """uvicorn's drain, and a request whose body is still arriving ends now: it would only
@@ -155,11 +175,14 @@ class GuardedH11Protocol(_Capped, H11Protocol):
 
 class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
     max_unread_bytes = 4 * 64 * 1024
+    max_pings_per_s = 4.0  # a keep-alive pings every few seconds at most
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.opened_at = self.loop.time()
+        self.table: Any = None  # counts the connection, from the upgrade on
         self.mark = ConnectionMark()
+        self._pings, self._pinged_at = float(PING_BURST), self.opened_at
 
     def holds_session(self) -> bool:
         return self.mark.live
@@ -177,10 +200,18 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
             scope["extensions"][MARK] = self.mark
 
     def handle_ping(self) -> None:
-        """Answer a ping, unless the client left more than `max_unread_bytes` of replies unread:
-        it is not reading, and its pongs would pile up in memory for as long as it pings."""
-        if self.transport.get_write_buffer_size() > self.max_unread_bytes:
-            events.event("connection_dropped", reason="pongs_unread", client=self.peer())
+        """Answer a ping, unless the client pings faster than a keep-alive does, or left more
+        than `max_unread_bytes` of replies unread (it is not reading, and its pongs would pile
+        up in memory for as long as it pings): then drop it."""
+        if self.transport.is_closing():
+            return
+        now = self.loop.time()
+        self._pings = min(float(PING_BURST), self._pings + (now - self._pinged_at) * self.max_pings_per_s)
+        self._pinged_at = now
+        self._pings -= 1
+        if self._pings < 0 or self.transport.get_write_buffer_size() > self.max_unread_bytes:
+            reason = "ping_flood" if self._pings < 0 else "pongs_unread"
+            events.event("connection_dropped", reason=reason, client=self.peer())
             self.close_sent = True
             self.transport.abort()  # a close frame would only join the pile it does not read
             return
@@ -200,6 +231,9 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.mark.released.set()
+        if self.table is not None:
+            self.table.connection_closed(self.peer())
+            self.table = None
         super().connection_lost(exc)
 
     def shutdown(self) -> None:

@@ -58,6 +58,7 @@ class SessionTable:
         self._sessions: dict[str, Session] = {}
         self._per_client: Counter[str] = Counter()
         self._budgets: dict[str, ClientBudget] = {}
+        self._connections: Counter[str] = Counter()  # open TCP connections per address
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -107,6 +108,27 @@ class SessionTable:
             rate = self.settings.client_ms_per_s / 1000
             budget = self._budgets[client] = ClientBudget(rate, self.budget_clock)
         return budget
+
+    def turned_away(self, client: str) -> bool:
+        """Whether `client`'s queue for its budget is full: whatever it asks next is refused."""
+        budget = self._budgets.get(client)
+        return budget is not None and budget.full(self.settings.max_queued_per_client)
+
+    def connection_opened(self, client: str) -> bool:
+        """Count a new connection of `client`'s; False (counting nothing) if it is flooding: its
+        queue is full and it holds more connections than its sessions and its queue could use,
+        so the connection is dropped unread rather than answered."""
+        settings = self.settings
+        useful = settings.max_sessions_per_client + settings.max_queued_per_client
+        if self._connections[client] > useful and self.turned_away(client):
+            return False
+        self._connections[client] += 1
+        return True
+
+    def connection_closed(self, client: str) -> None:
+        self._connections[client] -= 1
+        if self._connections[client] <= 0:
+            del self._connections[client]
 
     def touch(self, session: Session) -> None:
         session.last_active = self.clock()

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 from fastapi import WebSocket
+from fastapi.responses import JSONResponse
 from starlette.websockets import WebSocketDisconnect
 
 from replicalab.baselines.server import events
@@ -38,8 +39,13 @@ async def serve_websocket(ws: WebSocket, table: SessionTable, settings: ServerSe
 
 
 async def _serve_connection(ws: WebSocket, table: SessionTable, settings: ServerSettings) -> None:
-    await ws.accept()
     client = client_of(ws.scope)
+    if table.turned_away(client):  # refused before the handshake ends: the cheapest answer
+        busy = WireError(ErrorCode.TOO_MANY_REQUESTS, "this client address has a full queue already")
+        events.event("session_refused", reason=busy.code.value, client=client, transport="ws")
+        await ws.send_denial_response(JSONResponse({"error": busy.payload()}, status_code=busy.status))
+        return
+    await ws.accept()
     mark = ws.scope.get("extensions", {}).get(MARK)
     released = mark.released if isinstance(mark, ConnectionMark) else table.stopping
     try:
