@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import json
 import multiprocessing
+import queue
 import random
 import socket
 import statistics
@@ -40,6 +41,7 @@ from typing import Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.baselines.server.loopback import ServerProcess, start_process
@@ -165,12 +167,23 @@ def ws_url(base: str) -> str:
     return base.replace("http", "ws", 1) + "/ws"
 
 
+async def persistently(until: float, play: Callable[[ClientConnection], Awaitable[int]], base: str) -> int:
+    """Play over a WebSocket of the attacker's, connecting again whenever refused or dropped."""
+    sent = 0
+    while time.perf_counter() < until:
+        try:
+            async with attacker_ws(ws_url(base)) as own:
+                sent += await play(own)
+        except (OSError, InvalidStatus, ConnectionClosed, KeyError, asyncio.TimeoutError, TimeoutError):
+            await asyncio.sleep(0.01)
+    return sent
+
+
 async def many_sessions_churning(ws: ClientConnection, base: str, until: float) -> int:
     """32 sessions from one address, each resetting with a new config every time."""
 
     async def one(n: int) -> int:
-        async with attacker_ws(ws_url(base)) as own:
-            return await config_churn(own, base, until)
+        return await persistently(until, lambda own: config_churn(own, base, until), base)
 
     return sum(await asyncio.gather(*(one(n) for n in range(32))))
 
@@ -179,16 +192,18 @@ async def heavy_text_steps(ws: ClientConnection, base: str, until: float) -> int
     """8 sessions stepping with text nested as deep as the size limit allows."""
     text_mode = {"type": "reset", "data": {"config": {"action_mode": "text", "max_rounds": 20}}}
 
-    async def one(n: int) -> int:
+    async def play(own: ClientConnection) -> int:
         sent = 0
-        async with attacker_ws(ws_url(base)) as own:
-            await ask(own, text_mode)
-            while time.perf_counter() < until:
-                reply = await ask(own, {"type": "step", "data": {"text": "{" * 19_999}})
-                if reply["type"] == "error" or reply["data"]["done"]:
-                    await ask(own, text_mode)
-                sent += 1
+        await ask(own, text_mode)
+        while time.perf_counter() < until:
+            reply = await ask(own, {"type": "step", "data": {"text": "{" * 19_999}})
+            if reply["type"] == "error" or reply["data"]["done"]:
+                await ask(own, text_mode)
+            sent += 1
         return sent
+
+    async def one(n: int) -> int:
+        return await persistently(until, play, base)
 
     return sum(await asyncio.gather(*(one(n) for n in range(8))))
 
@@ -286,8 +301,7 @@ def serve(stderr: Any) -> ServerProcess:
 
 
 async def _attack(name: str, base: str, until: float) -> int:
-    async with attacker_ws(ws_url(base)) as ws:
-        return await ABUSERS[name](ws, base, until)
+    return await persistently(until, lambda ws: ABUSERS[name](ws, base, until), base)
 
 
 def attacker_process(name: str, base: str, seconds: float, ready: Any, go: Any, counted: Any) -> None:
@@ -309,7 +323,10 @@ def window(server: ServerProcess, name: str | None, seconds: float, episodes: An
     ready.wait(120)
     go.set()
     latencies = asyncio.run(victim(url, time.perf_counter() + seconds, episodes))
-    abused = int(counted.get(timeout=300))
+    try:
+        abused = int(counted.get(timeout=seconds + 120))
+    except queue.Empty:  # the attacker failed: its traceback is on stderr
+        abused = -1
     attacker.join(timeout=60)
     time.sleep(1.0)  # what the attacker left (queued work, closing connections) drains
     return sorted(latencies), abused
@@ -415,6 +432,7 @@ def sigterm(log: Path) -> str:
     """SIGTERM with 64 live sessions and 1,024 handshakes queued for theirs: 64 addresses, each
     with a budget its first session overdraws, and 16 more handshakes waiting behind it."""
     tiny = ["--client-ms-per-second", "0.01", "--max-queued-per-client", "16", "--max-sessions", "64"]
+    tiny += ["--max-overdraft", "1000000000"]  # so every handshake is answered and queued
     server = start_process([*LIMITS, *tiny], stderr=log.open("a"))
     port = int(server.url.rsplit(":", 1)[1])
     addresses = [f"127.0.0.{n}" for n in range(2, 66)]

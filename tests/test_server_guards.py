@@ -174,10 +174,11 @@ def test_the_connection_cap_drops_what_holds_no_session_oldest_first_never_a_liv
 
 
 def test_the_connection_cap_drops_a_handshake_waiting_for_its_session() -> None:
-    # a budget so small that one session's opening overdraws it: the next handshakes wait
-    settings = ServerSettings(client_ms_per_s=0.001, max_connections=3)
+    settings = ServerSettings(max_overdraft_s=1e9, max_connections=3)
     with serve_in_thread(settings) as live, connect(live.ws_url) as holder:
         budget = live.sessions.budget("127.0.0.1")
+        assert _wait_until(lambda: len(live.sessions) == 1)
+        live.on_loop(lambda: budget.charge(3600))  # an hour over: its next handshakes wait
         waiting = [connect(live.ws_url) for _ in range(2)]
         try:
             assert _wait_until(lambda: budget.waiting == 2)
@@ -193,10 +194,12 @@ def test_the_connection_cap_drops_a_handshake_waiting_for_its_session() -> None:
 
 
 def test_an_address_flooding_connections_has_the_next_dropped_unread() -> None:
-    # one session and one queued handshake are all this address can use; a budget so small
-    # that its session's opening overdraws it
-    settings = ServerSettings(client_ms_per_s=0.001, max_sessions_per_client=1, max_queued_per_client=1)
-    with serve_in_thread(settings) as live, connect(live.ws_url), connect(live.ws_url) as queued:
+    # one session and one queued handshake are all this address can use
+    settings = ServerSettings(max_overdraft_s=1e9, max_sessions_per_client=1, max_queued_per_client=1)
+    with serve_in_thread(settings) as live, connect(live.ws_url):
+        assert _wait_until(lambda: len(live.sessions) == 1)
+        live.on_loop(lambda: live.sessions.budget("127.0.0.1").charge(3600))
+        queued = connect(live.ws_url)
         assert _wait_until(lambda: live.sessions.turned_away("127.0.0.1"))
         with _raw(live) as idle, _raw(live) as flooding:  # a third connection is still answered
             flooding.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
@@ -208,6 +211,23 @@ def test_an_address_flooding_connections_has_the_next_dropped_unread() -> None:
             idle.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
             assert idle.recv(4096).startswith(b"HTTP/1.1 200")
         assert queued.protocol.state.name == "OPEN"
+        queued.close()
+
+
+def test_an_address_far_over_its_budget_has_its_next_connections_dropped_unread() -> None:
+    with serve_in_thread() as live, connect(live.ws_url):
+        assert _wait_until(lambda: len(live.sessions) == 1)
+        live.on_loop(lambda: live.sessions.budget("127.0.0.1").charge(3600))
+        assert live.sessions.overdrawn("127.0.0.1")
+        with _raw(live) as late:
+            late.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            try:
+                assert _closed_by_server(late) == b""
+            except ConnectionResetError:
+                pass
+        transport = httpx.HTTPTransport(local_address="127.0.0.2")  # its neighbour is served
+        with httpx.Client(transport=transport, base_url=live.url) as other:
+            assert other.get("/health", timeout=10).status_code == 200
 
 
 # --------------------------------------------------------------------------- WebSocket hygiene

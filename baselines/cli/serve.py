@@ -38,6 +38,10 @@ def serve(
     max_queued_per_client: Annotated[
         int, typer.Option(min=1, help="Handshakes and HTTP requests one address may have waiting.")
     ] = 8,
+    max_overdraft: Annotated[
+        float,
+        typer.Option(min=0.001, help="Seconds over its budget past which an address's new connections are dropped."),
+    ] = 1.0,
     forwarded_allow_ips: Annotated[
         list[str] | None,
         typer.Option(help="Proxies whose X-Forwarded-For names the client (default: none, ignored)."),
@@ -129,6 +133,7 @@ def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
             max_sessions_per_client=options["max_sessions_per_client"],
             client_ms_per_s=options["client_ms_per_second"],
             max_queued_per_client=options["max_queued_per_client"],
+            max_overdraft_s=options["max_overdraft"],
             forwarded_allow_ips=tuple(split_names(options["forwarded_allow_ips"]) or ()),
             allowed_origins=tuple(split_names(options["allowed_origins"]) or ()),
             allowed_hosts=tuple(split_names(options["allowed_hosts"]) or ()),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import Any
 
 import h11
@@ -69,7 +70,9 @@ def _stopping(app_state: dict[str, Any]) -> None:
 
 
 class _Capped:
-    """The connection cap, shared by both protocols: a connection holds a live session or not."""
+    """The connection cap, shared by both protocols: a connection holds a live session or not.
+    And the time the protocol spends on what a connection sent (request heads, frames, pings)
+    is charged to its address's budget, as the app's own work is."""
 
     max_connections = 1024
     connections: set[Any]
@@ -91,6 +94,22 @@ class _Capped:
         events.event("connection_dropped", reason="max_connections", client=oldest.peer())
         oldest.drop()
         return True
+
+    def receive_charged(self, data: bytes, receive: Any) -> None:
+        """Hand `data` to the protocol (`receive`), charging the time to the address; a
+        connection without a live session from an address far over its budget is dropped
+        instead, unread."""
+        table = getattr(self, "table", None)
+        if table is None:
+            receive(data)
+            return
+        if not self.holds_session() and table.overdrawn(self.peer()):
+            events.event("connection_dropped", logging.DEBUG, reason="overdrawn", client=self.peer())
+            self.drop()
+            return
+        started = time.perf_counter()
+        receive(data)
+        table.budget(self.peer()).charge(time.perf_counter() - started)
 
     def is_open(self) -> bool:
         raise NotImplementedError
@@ -123,6 +142,9 @@ class GuardedH11Protocol(_Capped, H11Protocol):
             transport.close()
             return
         self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        self.receive_charged(data, super().data_received)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -186,6 +208,9 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
 
     def holds_session(self) -> bool:
         return self.mark.live
+
+    def data_received(self, data: bytes) -> None:
+        self.receive_charged(data, super().data_received)
 
     def is_open(self) -> bool:
         return not self.transport.is_closing()

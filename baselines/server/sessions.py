@@ -115,15 +115,24 @@ class SessionTable:
         return budget is not None and budget.full(self.settings.max_queued_per_client)
 
     def connection_opened(self, client: str) -> bool:
-        """Count a new connection of `client`'s; False (counting nothing) if it is flooding: its
-        queue is full and it holds more connections than its sessions and its queue could use,
-        so the connection is dropped unread rather than answered."""
+        """Count a new connection of `client`'s; False (counting nothing) if it is flooding: it
+        overdrew its budget by more than `settings.max_overdraft_s` of waiting, or its queue is full and it
+        holds more connections than its sessions and its queue could use; the connection is
+        then dropped unread rather than answered."""
         settings = self.settings
         useful = settings.max_sessions_per_client + settings.max_queued_per_client
+        if self.overdrawn(client):
+            return False
         if self._connections[client] > useful and self.turned_away(client):
             return False
         self._connections[client] += 1
         return True
+
+    def overdrawn(self, client: str) -> bool:
+        """Whether `client` is more than `settings.max_overdraft_s` of waiting from its budget: its new
+        connections, and what its connections without a session send, are dropped unread."""
+        budget = self._budgets.get(client)
+        return budget is not None and budget.delay() > self.settings.max_overdraft_s
 
     def connection_closed(self, client: str) -> None:
         self._connections[client] -= 1
