@@ -5,12 +5,14 @@ What a model answers is untrusted text. `parse_model_output` turns it into one v
 (`ScientistOutputParseError`, `LabManagerOutputParseError`) with one of three codes, so a refused
 move is logged with the same code whichever agent sent it:
 
-- input over `MAX_OUTPUT_CHARS` is refused with code `invalid_json` before any parsing;
+- input over `MAX_OUTPUT_CHARS` is refused with code `invalid_json` before any parsing, and so
+  is input whose brackets (outside JSON strings) nest deeper than `MAX_JSON_DEPTH` anywhere;
 - candidates are tried in this order: the whole (stripped) text, the first ``` fenced block, then
   the top-level balanced ``{...}`` spans of the text, found in one linear scan that respects JSON
   strings; the first candidate that decodes wins, spans that are not JSON (``{like this}`` in
   prose) are skipped, and if none of the first `_MAX_CANDIDATES` decodes, the first decoding
-  error is reported (`invalid_json`);
+  error is reported (`invalid_json`); the scan for spans stops after `_MAX_SCAN_TOKENS` braces
+  and strings, so no text costs more than a bounded amount of work whatever its shape;
 - a bare JSON array is valid JSON but not an action (`invalid_action`); text holding no ``{`` at
   all, scalars included, is `no_json`; JSON that decodes but breaks the action's contract is
   `invalid_action`, with the fields pydantic names.
@@ -24,6 +26,7 @@ from collections.abc import Iterator
 from itertools import islice
 from typing import Literal, TypeVar
 
+import numpy as np
 from pydantic import BaseModel, ValidationError
 
 from replicalab.models import MAX_TEXT_CHARS, LabManagerAction, ScientistAction
@@ -91,7 +94,12 @@ _ERROR_OF: dict[type[BaseModel], type[OutputParseError]] = {
 _INSIDE = re.compile(r'[{}"]')  # what changes the state of the scan inside an object
 _NESTING = re.compile(r'[\[\]{}"]')  # what changes the depth of JSON text
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # one JSON string, unambiguous
+# A string, or an unterminated one running to the end: it always matches where a quote stands,
+# so blanking strings is one linear pass (a failed match would be retried from every later quote).
+_STRING_OR_REST = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
 _MAX_CANDIDATES = 16  # bounds the decoding work on text full of {brace} spans
+_MAX_SCAN_TOKENS = 4096  # braces and strings the span scan steps over: bounds its Python loop
+_OPENING, _CLOSING = frozenset(b"[{"), frozenset(b"]}")
 
 
 def parse_scientist_output(raw_text: str) -> ScientistAction:
@@ -112,6 +120,8 @@ def parse_model_output(raw_text: str, model: type[ActionModel]) -> ActionModel:
     if len(raw_text) > MAX_OUTPUT_CHARS:
         message = f"output has {len(raw_text)} characters, over MAX_OUTPUT_CHARS={MAX_OUTPUT_CHARS}"
         raise error("invalid_json", message, raw_text)
+    if _nested_too_deep(raw_text):  # refused before any scan: no shape of text costs more
+        raise error("invalid_json", _describe_json_error(RecursionError()), raw_text)
     payload = _decode_first(raw_text, error)
     if not isinstance(payload, dict):  # only a candidate opening with "[" decodes to non-dict
         message = "expected one JSON object, got a JSON array"
@@ -139,24 +149,17 @@ def _decode_first(raw_text: str, error: type[OutputParseError]) -> object:
 
 def _nested_too_deep(text: str) -> bool:
     """Whether brackets outside JSON strings open deeper than `MAX_JSON_DEPTH` anywhere in
-    `text`. Counting first keeps the common case (a few brackets) to two C-speed passes."""
+    `text` (a closing bracket with none open is ignored). Counting first keeps the common case
+    (a few brackets) to two C-speed passes; otherwise the strings are blanked by one regex and
+    the depth is a running sum over the brackets left, in numpy: no Python loop per bracket."""
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
         return False
-    depth, pos = 0, 0
-    while (token := _NESTING.search(text, pos)) is not None:
-        at = token.start()
-        char = text[at]
-        if char == '"':
-            string = _STRING.match(text, at)
-            if string is None:  # unterminated: the decoder refuses the text anyway
-                return False
-            pos = string.end()
-            continue
-        depth += 1 if char in "[{" else -1
-        if depth > MAX_JSON_DEPTH:
-            return True
-        pos = at + 1
-    return False
+    outside = _STRING_OR_REST.sub('""', text).encode("utf-8")
+    codes = np.frombuffer(outside, dtype=np.uint8)
+    steps = np.isin(codes, list(_OPENING)).astype(np.int64) - np.isin(codes, list(_CLOSING))
+    level = np.cumsum(steps)
+    lowest = np.minimum.accumulate(np.minimum(level, 0))  # where unmatched closers took it
+    return bool((level - lowest).max(initial=0) > MAX_JSON_DEPTH)
 
 
 def _candidates(raw_text: str) -> Iterator[str]:
@@ -196,7 +199,7 @@ def _object_spans(text: str) -> Iterator[tuple[int, int]]:
     opens: list[int] = []
     pending: list[tuple[int, int]] = []  # maximal closed spans inside a still-open brace
     pos = 0
-    while True:
+    for _ in range(_MAX_SCAN_TOKENS):
         if not opens:
             start = text.find("{", pos)
             if start < 0:

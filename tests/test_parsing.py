@@ -133,10 +133,12 @@ def test_oversized_output_is_refused_as_invalid_json() -> None:
         ('{"a":' * 3000 + "1" + "}" * 3000, "invalid_json"),
         ('{"a": ' + "1" * 6000 + "}", "invalid_json"),  # over Python's int-digit limit
         ("{" * MAX_OUTPUT_CHARS, "invalid_json"),
-        ("x{" * (MAX_OUTPUT_CHARS // 2), "no_json"),
+        ("x{" * (MAX_OUTPUT_CHARS // 2), "invalid_json"),  # nested too deep, refused before a scan
         ("}" * MAX_OUTPUT_CHARS, "no_json"),
         ('{"' * (MAX_OUTPUT_CHARS // 2), "invalid_json"),
-        ('x{"' * (MAX_OUTPUT_CHARS // 3), "no_json"),
+        ('x{"' * (MAX_OUTPUT_CHARS // 3), "invalid_json"),
+        ("x " + '{"a":' * MAX_JSON_DEPTH + "1}" + "}" * (MAX_JSON_DEPTH - 1), "invalid_action"),
+        ("{" + "{}" * (MAX_OUTPUT_CHARS // 2 - 1) + "}", "invalid_action"),  # the scan stops early
         ("{}" * (MAX_OUTPUT_CHARS // 2), "invalid_action"),
         ("{x}" * (MAX_OUTPUT_CHARS // 3), "invalid_json"),
         ('{"a": "\\' + "\\" * (MAX_OUTPUT_CHARS - 10), "invalid_json"),

@@ -1,26 +1,40 @@
 """The server's guards against slow and abusive clients, on a real uvicorn on 127.0.0.1: the
-token, a request head or body that never finishes, oversized bodies, and half-open connections
-filling the connection cap."""
+token, a request head or body that never finishes, oversized bodies, the connection cap (which
+drops what holds no session, never a live one), forwarding headers trusted only from named
+proxies, WebSocket pings never read and frames that are not UTF-8, and browsers' Origin and
+Host."""
 
 from __future__ import annotations
 
 import json
+import logging
 import socket
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
 pytest.importorskip("openenv", reason="the server tests need the [server] extra (openenv-core)")
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
-from websockets.exceptions import InvalidStatus  # noqa: E402
+from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
+from replicalab.baselines.server import events  # noqa: E402
 from replicalab.baselines.server.client import ReplicaLabClient, with_token  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
 from replicalab.baselines.server.settings import ServerSettings  # noqa: E402
 
 TOKEN = "correct-horse-battery-staple"
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _raw(server: LoopbackServer) -> socket.socket:
@@ -77,13 +91,13 @@ def quick() -> Iterator[LoopbackServer]:
 
 def test_a_request_head_that_never_ends_is_dropped(quick: LoopbackServer) -> None:
     with _raw(quick) as sock:
-        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\n")  # and nothing more
+        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: localhost\r\n")  # and nothing more
         assert _closed_by_server(sock) == b""
 
 
 def test_a_body_that_never_ends_gets_408(quick: LoopbackServer) -> None:
     with _raw(quick) as sock:
-        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
+        sock.sendall(b"POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\n{")
         reply = _closed_by_server(sock).decode()
     assert reply.startswith("HTTP/1.1 408")
     assert json.loads(reply.split("\r\n\r\n", 1)[1])["error"]["code"] == "REQUEST_TIMEOUT"
@@ -91,7 +105,7 @@ def test_a_body_that_never_ends_gets_408(quick: LoopbackServer) -> None:
 
 def test_a_body_declared_too_large_gets_413_unread(quick: LoopbackServer) -> None:
     with _raw(quick) as sock:
-        sock.sendall(b"POST /step HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n")
+        sock.sendall(b"POST /step HTTP/1.1\r\nHost: localhost\r\nContent-Length: 99999999\r\n\r\n")
         assert _closed_by_server(sock).startswith(b"HTTP/1.1 413")
 
 
@@ -110,3 +124,188 @@ def test_half_open_connections_never_lock_a_new_client_out() -> None:
         finally:
             for sock in stalled:
                 sock.close()
+
+
+# --------------------------------------------------------------------------- who a request is charged to
+
+
+def test_forwarding_headers_name_the_client_only_from_a_proxy_the_operator_named() -> None:
+    spoofed = {"X-Forwarded-For": "203.0.113.9", "Forwarded": "for=203.0.113.9"}
+    for trusted, charged in (((), "127.0.0.1"), (("127.0.0.1",), "203.0.113.9")):
+        with serve_in_thread(ServerSettings(forwarded_allow_ips=trusted)) as live:
+            reply = httpx.post(f"{live.url}/reset", json={}, headers={**spoofed, "X-Session-Id": "new"})
+            assert reply.status_code == 200
+            (session,) = live.sessions.sessions()
+            assert session.client == charged
+
+
+# --------------------------------------------------------------------------- the connection cap
+
+
+def test_the_connection_cap_drops_what_holds_no_session_oldest_first_never_a_live_one() -> None:
+    settings = ServerSettings(header_timeout_s=600, body_timeout_s=600, max_connections=6)
+    with serve_in_thread(settings) as live:
+        sessions = [connect(live.ws_url) for _ in range(2)]
+        held: list[socket.socket] = []
+        try:
+            for ws in sessions:
+                ws.send(json.dumps({"type": "reset", "data": {"seed": 1}}))
+                assert json.loads(ws.recv(timeout=10))["type"] == "observation"
+            keep_alive = _raw(live)
+            keep_alive.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            assert keep_alive.recv(4096).startswith(b"HTTP/1.1 200")
+            slow = [_raw(live) for _ in range(2)]
+            for sock in slow:
+                sock.sendall(b"POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 50\r\n\r\n{")
+            held = [keep_alive, *slow]
+            half_open = [_raw(live) for _ in range(8)]
+            held += half_open
+            for sock in half_open:
+                sock.sendall(b"GET /hea")
+            with ReplicaLabClient(base_url=live.url).sync() as env:  # makes room for itself
+                assert not env.reset(seed=3).done
+            assert _closed_by_server(keep_alive) == b"" and _closed_by_server(slow[0]) == b""
+            for ws in sessions:  # the live sessions kept their connections
+                ws.send(json.dumps({"type": "state"}))
+                assert json.loads(ws.recv(timeout=10))["type"] == "state"
+        finally:
+            for closing in [*sessions, *held]:
+                closing.close()
+
+
+def test_the_connection_cap_drops_a_handshake_waiting_for_its_session() -> None:
+    settings = ServerSettings(max_overdraft_s=1e9, max_connections=3)
+    with serve_in_thread(settings) as live, connect(live.ws_url) as holder:
+        budget = live.sessions.budget("127.0.0.1")
+        assert _wait_until(lambda: len(live.sessions) == 1)
+        live.on_loop(lambda: budget.charge(3600))  # an hour over: its next handshakes wait
+        waiting = [connect(live.ws_url) for _ in range(2)]
+        try:
+            assert _wait_until(lambda: budget.waiting == 2)
+            transport = httpx.HTTPTransport(local_address="127.0.0.2")
+            with httpx.Client(transport=transport, base_url=live.url) as other:
+                assert other.get("/health", timeout=10).status_code == 200  # room made
+            with pytest.raises(ConnectionClosed):
+                waiting[0].recv(timeout=10)  # the oldest waiting handshake was dropped
+            assert len(live.sessions) == 1 and holder.protocol.state.name == "OPEN"
+        finally:
+            for ws in waiting:
+                ws.close()
+
+
+def test_an_address_flooding_connections_has_the_next_dropped_unread() -> None:
+    # one session and one queued handshake are all this address can use
+    settings = ServerSettings(max_overdraft_s=1e9, max_sessions_per_client=1, max_queued_per_client=1)
+    with serve_in_thread(settings) as live, connect(live.ws_url):
+        assert _wait_until(lambda: len(live.sessions) == 1)
+        live.on_loop(lambda: live.sessions.budget("127.0.0.1").charge(3600))
+        queued = connect(live.ws_url)
+        assert _wait_until(lambda: live.sessions.turned_away("127.0.0.1"))
+        with _raw(live) as idle, _raw(live) as flooding:  # a third connection is still answered
+            flooding.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            try:
+                answer = _closed_by_server(flooding)
+            except ConnectionResetError:
+                answer = b""
+            assert answer == b""  # the fourth: dropped before it was read
+            idle.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            assert idle.recv(4096).startswith(b"HTTP/1.1 200")
+        assert queued.protocol.state.name == "OPEN"
+        queued.close()
+
+
+def test_an_address_far_over_its_budget_has_its_next_connections_dropped_unread() -> None:
+    with serve_in_thread() as live, connect(live.ws_url):
+        assert _wait_until(lambda: len(live.sessions) == 1)
+        live.on_loop(lambda: live.sessions.budget("127.0.0.1").charge(3600))
+        assert live.sessions.overdrawn("127.0.0.1")
+        with _raw(live) as late:
+            late.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            try:
+                assert _closed_by_server(late) == b""
+            except ConnectionResetError:
+                pass
+        transport = httpx.HTTPTransport(local_address="127.0.0.2")  # its neighbour is served
+        with httpx.Client(transport=transport, base_url=live.url) as other:
+            assert other.get("/health", timeout=10).status_code == 200
+
+
+# --------------------------------------------------------------------------- WebSocket hygiene
+
+
+def _handshake(server: LoopbackServer, receive_buffer: int | None = None) -> socket.socket:
+    sock = socket.socket()
+    if receive_buffer is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.settimeout(30)
+    sock.connect(("127.0.0.1", server.port))
+    sock.sendall(
+        b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += sock.recv(1)
+    assert head.startswith(b"HTTP/1.1 101")
+    return sock
+
+
+def _frame(opcode: int, payload: bytes) -> bytes:
+    """A client frame, masked with a zero key (so its payload goes as is)."""
+    assert len(payload) < 126
+    return bytes([0x80 | opcode, 0x80 | len(payload)]) + b"\0\0\0\0" + payload
+
+
+def _close_code(sock: socket.socket) -> int:
+    """The code of the close frame the server sent last, reading to the end of the stream."""
+    received = _closed_by_server(sock)
+    at = received.rfind(b"\x88")
+    return int.from_bytes(received[at + 2 : at + 4], "big")
+
+
+def test_a_client_that_pings_and_never_reads_its_pongs_is_closed(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger=events.LOGGER)
+    with serve_in_thread(ServerSettings(max_body_bytes=1024)) as live:
+        sock = _handshake(live, receive_buffer=4096)
+        ping = _frame(0x9, b"p" * 125)
+        sent = 0
+        with pytest.raises((BrokenPipeError, ConnectionResetError)):  # the server hung up on the flood
+            while sent < 200_000:
+                sock.sendall(ping * 64)
+                sent += 64
+        sock.close()
+        assert _wait_until(lambda: any(r.getMessage() == "connection_dropped" for r in caplog.records))
+    dropped = [r for r in caplog.records if r.getMessage() == "connection_dropped"]
+    assert dropped[0].fields["reason"] in ("ping_flood", "pongs_unread")  # type: ignore[attr-defined]
+
+
+def test_a_text_frame_that_is_not_utf8_closes_with_1007_and_no_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with serve_in_thread() as live:
+        sock = _handshake(live)
+        sock.sendall(_frame(0x1, b'{"type": "\xff\xfe"}'))
+        assert _close_code(sock) == 1007
+        sock.close()
+        with connect(live.ws_url) as ws:  # the server carries on
+            ws.send(json.dumps({"type": "reset", "data": {"seed": 0}}))
+            assert json.loads(ws.recv(timeout=10))["type"] == "observation"
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+# --------------------------------------------------------------------------- browsers
+
+
+def test_a_browser_page_is_served_only_from_an_allowed_origin_and_a_host_of_this_machine() -> None:
+    with serve_in_thread(ServerSettings(allowed_origins=("https://trainer.example",))) as live:
+        for origin in ("http://localhost:3000", "http://127.0.0.1", "https://trainer.example"):
+            assert httpx.get(f"{live.url}/capacity", headers={"Origin": origin}).status_code == 200
+        with connect(live.ws_url, origin="http://localhost:3000") as ws:  # type: ignore[arg-type]
+            ws.send(json.dumps({"type": "state"}))
+            assert json.loads(ws.recv(timeout=10))["data"]["code"] == "NOT_RESET"
+        evil = httpx.get(f"{live.url}/capacity", headers={"Origin": "https://evil.example"})
+        assert (evil.status_code, evil.json()["error"]["code"]) == (403, "FORBIDDEN_ORIGIN")
+        with pytest.raises(InvalidStatus):
+            connect(live.ws_url, origin="https://evil.example", open_timeout=10)  # type: ignore[arg-type]
+        rebound = httpx.get(f"{live.url}/capacity", headers={"Host": f"evil.example:{live.port}"})
+        assert (rebound.status_code, rebound.json()["error"]["code"]) == (403, "FORBIDDEN_ORIGIN")

@@ -1,5 +1,5 @@
 """Sessions under the operator's limits, on a real uvicorn on 127.0.0.1: configs beyond the
-limits refused, one transport per session, per-client caps, the reset budget, the shorter
+limits refused, one transport per session, per-client caps, the budget per client address, the shorter
 timeout of a session that never stepped, a `state` that costs one digest per step, and OpenEnv's
 generic client."""
 
@@ -9,7 +9,8 @@ import asyncio
 import hashlib
 import json
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -18,17 +19,26 @@ pytest.importorskip("openenv", reason="the server tests need the [server] extra 
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
 from websockets.asyncio.client import connect as connect_async  # noqa: E402
-from websockets.exceptions import ConnectionClosed  # noqa: E402
+from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
 from replicalab.agents import build_baseline_scientist_action  # noqa: E402
-from replicalab.baselines.server.budget import ResetBudget  # noqa: E402
+from replicalab.baselines.server.budget import MIN_BURST_S, ClientBudget  # noqa: E402
 from replicalab.baselines.server.http_routes import NEW_SESSION, SESSION_HEADER  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError  # noqa: E402
 from replicalab.baselines.server.sessions import SessionTable  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
 from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def _ask(ws: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
@@ -111,18 +121,72 @@ def test_one_client_holds_at_most_its_share_of_sessions(server: LoopbackServer) 
             ws.close()
 
 
-def test_the_reset_budget_paces_a_burst_and_refuses_a_second_one_queued() -> None:
-    now = [0.0]
-    budget = ResetBudget(4.0, lambda: now[0])  # 4 a second, in bursts of 4
-    assert [budget.reserve() for _ in range(8)] == [0.0] * 4 + [0.25, 0.5, 0.75, 1.0]
-    with pytest.raises(WireError) as refused:
-        budget.reserve()  # a whole burst waits already
-    assert refused.value.code is ErrorCode.TOO_MANY_RESETS and refused.value.status == 429
-    now[0] = 0.5  # two tokens back, four owed: the next waits for three
-    assert budget.reserve() == 0.75 and not budget.full
-    now[0] = 60.0
-    assert budget.full and budget.reserve() == 0.0
-    assert ResetBudget(0.5, lambda: 0.0).reserve() == 0.0  # below one a second: bursts of one
+class _Clock:
+    """A clock the test moves: what a turn took is what the test says it took."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_budget_charges_what_a_turn_took_and_paces_the_next() -> None:
+    clock = _Clock()
+    budget = ClientBudget(1.0, clock)  # the whole loop a second, a burst of 100 ms
+
+    async def one_turn(took: float) -> None:
+        async with budget.turn():
+            clock.now += took
+
+    asyncio.run(one_turn(0.5))  # began within the burst, then overdrew it by 400 ms
+    assert budget.delay() == pytest.approx(0.4) and not budget.idle
+    clock.now += 0.4
+    assert budget.delay() == 0.0 and not budget.idle  # no longer overdrawn, not yet whole
+    clock.now += 0.2  # refilled past whole: capped at one burst
+    assert budget.idle and budget.balance == budget.burst
+    assert ClientBudget(1e-6, clock).burst == MIN_BURST_S  # room for a session, whatever the rate
+
+
+def test_work_that_holds_no_session_queues_only_so_deep_and_a_stop_releases_it() -> None:
+    clock = _Clock()
+    budget = ClientBudget(0.1, clock)
+    budget.charge(100.0)  # overdrawn for 1,000 s of the test's clock, which never moves
+
+    async def scenario() -> tuple[list[BaseException | None], ErrorCode]:
+        stopping = asyncio.Event()
+
+        async def queued() -> None:
+            async with budget.turn(stopping, queue_limit=3):
+                raise AssertionError("an overdrawn budget gave a turn")
+
+        waiting = [asyncio.create_task(queued()) for _ in range(3)]
+        while budget.waiting < 3:
+            await asyncio.sleep(0)
+        with pytest.raises(WireError) as refused:
+            async with budget.turn(stopping, queue_limit=3):
+                pass
+        stopping.set()
+        ended = await asyncio.gather(*waiting, return_exceptions=True)
+        return [e if isinstance(e, BaseException) else None for e in ended], refused.value.code
+
+    ended, refused = asyncio.run(scenario())
+    assert refused is ErrorCode.TOO_MANY_REQUESTS
+    assert [getattr(e, "code", None) for e in ended] == [ErrorCode.SHUTTING_DOWN] * 3
+    assert budget.waiting == 0
+
+
+def test_each_address_has_one_budget_forgotten_once_whole() -> None:
+    clock = _Clock()
+    table = SessionTable(ServerSettings(client_ms_per_s=100), budget_clock=clock)
+    mine, theirs = table.budget("10.0.0.1"), table.budget("10.0.0.2")
+    assert table.budget("10.0.0.1") is mine and theirs is not mine and mine.rate == 0.1
+    mine.charge(5.0)
+    table.reap()
+    assert table.budget("10.0.0.1") is mine  # still overdrawn: remembered
+    clock.now = 600.0
+    table.reap()
+    assert table.budget("10.0.0.1") is not mine
 
 
 def _neighbour_episode(url: str, seed: int) -> tuple[str, str]:
@@ -140,70 +204,30 @@ def _neighbour_episode(url: str, seed: int) -> tuple[str, str]:
     return served, expected
 
 
-def test_resets_beyond_the_budget_are_paced_over_websocket_and_refused_over_http() -> None:
-    settings = ServerSettings(max_resets_per_s=2.0)
+def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not() -> None:
+    settings = ServerSettings(max_overdraft_s=1e9, max_queued_per_client=2)
 
-    async def http_burst(url: str) -> list[tuple[int, str | None]]:
-        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
-            opened = await http.post("/reset", json={}, headers={SESSION_HEADER: NEW_SESSION})
-            header = {SESSION_HEADER: opened.headers[SESSION_HEADER]}
-            replies = await asyncio.gather(
-                *(http.post("/reset", json={"seed": n}, headers=header) for n in range(12))
-            )
-            after = await http.get("/state", headers=header)
-            assert after.status_code == 200  # the session outlives its refused resets
-        return [(r.status_code, r.json().get("error", {}).get("code")) for r in replies]
-
-    with serve_in_thread(settings) as live:
-        churned: list[str] = []
-
-        def churn() -> None:  # a WebSocket client resetting with a new config: three bursts' worth
-            with connect(live.ws_url) as ws:
-                for n in range(6):
-                    config = {"max_rounds": 2 + n, "action_mode": ("structured", "text")[n % 2]}
-                    churned.append(_ask(ws, {"type": "reset", "data": {"seed": n, "config": config}})["type"])
-
-        churner = threading.Thread(target=churn)
-        churner.start()
-        served, expected = _neighbour_episode(live.ws_url, seed=2)
-        churner.join(timeout=60)
-        assert served == expected  # the neighbour's episode is the local one
-        assert churned == ["observation"] * 6  # paced, never refused
-        replies = asyncio.run(http_burst(live.url))
-    refused = [reply for reply in replies if reply[0] != 200]
-    assert refused and set(refused) == {(429, "TOO_MANY_RESETS")}
-    assert len(replies) - len(refused) >= 2  # a whole burst ran
-
-
-def test_new_sessions_and_resets_without_one_draw_on_their_addresss_budget() -> None:
-    now = [0.0]
-    table = SessionTable(ServerSettings(max_resets_per_s=2.0), clock=lambda: now[0])
-    mine, theirs = table.address_budget("10.0.0.1"), table.address_budget("10.0.0.2")
-    assert table.address_budget("10.0.0.1") is mine and theirs is not mine
-    assert [mine.reserve(refuse_beyond_burst=False) for _ in range(6)] == [0.0, 0.0, 0.5, 1.0, 1.5, 2.0]
-    with pytest.raises(WireError, match="new session or reset without one"):
-        mine.reserve()  # a reset without a session, with opens queued beyond a burst
-    now[0] = 60.0
-    table.reap()  # a budget back to a whole burst is forgotten
-    assert table.address_budget("10.0.0.1") is not mine
-
-    async def open_at_once(url: str, count: int) -> list[str]:
-        async def one() -> str:
-            async with connect_async(url) as ws:
-                await ws.send(json.dumps({"type": "reset", "data": {}}))
-                return str(json.loads(await ws.recv())["type"])
-
-        return await asyncio.gather(*(one() for _ in range(count)))
-
-    async def stateless_burst(url: str, count: int) -> list[int]:
-        async with httpx.AsyncClient(base_url=url, timeout=30) as http:
-            replies = await asyncio.gather(*(http.post("/reset", json={"seed": n}) for n in range(count)))
-        return [reply.status_code for reply in replies]
-
-    with serve_in_thread(ServerSettings(max_resets_per_s=4.0)) as live:
-        assert asyncio.run(open_at_once(live.ws_url, 8)) == ["observation"] * 8  # paced, never refused
-        statuses = asyncio.run(stateless_burst(live.url, 16))
-    assert 429 in statuses and statuses.count(200) >= 4
+    with serve_in_thread(settings) as live, connect(live.ws_url):
+        budget = live.sessions.budget("127.0.0.1")
+        assert _wait_until(lambda: len(live.sessions) == 1)  # opened within the burst
+        live.on_loop(lambda: budget.charge(3600))  # an hour over its budget now
+        queued = [connect(live.ws_url) for _ in range(2)]  # wait for their sessions: the queue
+        try:
+            assert _wait_until(lambda: budget.waiting == 2)
+            with pytest.raises(InvalidStatus) as refused:  # refused before its handshake ends
+                connect(live.ws_url, open_timeout=10)
+            assert refused.value.response.status_code == 429
+            assert b"TOO_MANY_REQUESTS" in refused.value.response.body
+            stateless = httpx.post(f"{live.url}/reset", json={}, timeout=10)
+            assert (stateless.status_code, stateless.json()["error"]["code"]) == (429, "TOO_MANY_REQUESTS")
+            # another address has its own budget: 127.0.0.2 is this machine too
+            transport = httpx.HTTPTransport(local_address="127.0.0.2")
+            with httpx.Client(transport=transport, base_url=live.url) as other:
+                assert other.post("/reset", json={"seed": 1}, timeout=10).status_code == 200
+            assert len(live.sessions) == 1 and budget.waiting == 2
+        finally:
+            for ws in queued:
+                ws.close()
 
 
 def test_a_session_that_never_stepped_times_out_first() -> None:

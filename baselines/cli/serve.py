@@ -12,7 +12,7 @@ from replicalab.baselines.cli.errors import USAGE, fail
 from replicalab.baselines.cli.options import split_names
 from replicalab.install import install_hint
 
-TOKEN_ENV = "REPLICALAB_TOKEN"
+TOKEN_ENV = "REPLICALAB_TOKEN"  # the server's settings name it too (`settings.TOKEN_ENV`)
 
 _Host = Annotated[str, typer.Option(help="Address to listen on; beyond the loopback address needs --token.")]
 _Token = Annotated[
@@ -29,9 +29,29 @@ def serve(
     token: _Token = None,
     max_sessions: Annotated[int, typer.Option(min=1, help="Sessions open at once.")] = 64,
     max_sessions_per_client: Annotated[int, typer.Option(min=1, help="Sessions one address holds.")] = 32,
-    max_resets_per_second: Annotated[
-        float, typer.Option(min=0.001, help="Resets a session may make a second (more wait their turn).")
-    ] = 10.0,
+    client_ms_per_second: Annotated[
+        float,
+        typer.Option(
+            min=0.001, help="Milliseconds of the server's time one client address may use a second."
+        ),
+    ] = 200.0,
+    max_queued_per_client: Annotated[
+        int, typer.Option(min=1, help="Handshakes and HTTP requests one address may have waiting.")
+    ] = 8,
+    max_overdraft: Annotated[
+        float,
+        typer.Option(min=0.001, help="Seconds over its budget past which an address's new connections are dropped."),
+    ] = 1.0,
+    forwarded_allow_ips: Annotated[
+        list[str] | None,
+        typer.Option(help="Proxies whose X-Forwarded-For names the client (default: none, ignored)."),
+    ] = None,
+    allowed_origins: Annotated[
+        list[str] | None, typer.Option(help="Browser origins served beyond the loopback ones ('*': any).")
+    ] = None,
+    allowed_hosts: Annotated[
+        list[str] | None, typer.Option(help="Host names served beyond the loopback ones ('*': any).")
+    ] = None,
     idle_timeout: Annotated[
         float, typer.Option(min=0.001, help="Seconds before an idle session closes.")
     ] = 300.0,
@@ -111,7 +131,12 @@ def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
             token=options["token"] or None,
             max_sessions=options["max_sessions"],
             max_sessions_per_client=options["max_sessions_per_client"],
-            max_resets_per_s=options["max_resets_per_second"],
+            client_ms_per_s=options["client_ms_per_second"],
+            max_queued_per_client=options["max_queued_per_client"],
+            max_overdraft_s=options["max_overdraft"],
+            forwarded_allow_ips=tuple(split_names(options["forwarded_allow_ips"]) or ()),
+            allowed_origins=tuple(split_names(options["allowed_origins"]) or ()),
+            allowed_hosts=tuple(split_names(options["allowed_hosts"]) or ()),
             idle_timeout_s=options["idle_timeout"],
             unstepped_timeout_s=options["unstepped_timeout"],
             header_timeout_s=options["request_timeout"],

@@ -1,62 +1,117 @@
-"""How often a client may draw a scenario or build an env: a token bucket per session for its
-resets, and one per client address for the sessions it opens and its resets that keep none.
+"""How much of the server one client address may use: a budget of event-loop time per address,
+charged with what each of its messages cost.
 
-A reset draws a scenario and opening a session builds an env: milliseconds of the one event
-loop every session shares, where a step takes a fraction of one. A neighbour's message that
-arrives meanwhile waits, so a client resetting (or reconnecting) in a loop would sit in front
-of every other client's messages. With a budget of `rate` a second (in bursts of up to `rate`,
-at least one), one beyond it waits its turn (`asyncio.sleep`, which holds nothing of the loop),
-so a session's resets, and an address's new sessions, take at most `rate` of those a second. A
-session sends its WebSocket messages one at a time, so its resets are paced, never refused;
-resets queued beyond a whole burst at once (concurrent HTTP requests) get `TOO_MANY_RESETS`.
-New sessions are paced whatever their number: `--max-connections` bounds how many wait.
+Every session shares one event loop, and whatever a message makes the server do (draw a
+scenario, build an env for a new config or session, parse a text move, step) holds the loop for
+that long: a neighbour's message that arrives meanwhile waits. So each client address has one
+budget, `rate` seconds of loop time a second (a burst of a tenth of a second's worth, and at
+least `MIN_BURST_S`: an address always has room to open a session and play a move), and every
+piece of work done for it is timed as it runs and charged after it. While an address is over
+its budget its next piece of work waits its turn (`asyncio.sleep`, which holds nothing of the
+loop); its turns are taken one at a time, first come first served. Holding more sessions, or
+sending heavier messages, buys an address no more of the loop than one client gets.
+
+Each session has one message in hand at a time, so what waits is bounded by the sessions an
+address holds; work that holds no session yet (a WebSocket handshake waiting for its session,
+an HTTP request) queues only `queue_limit` deep per address and is refused beyond it with
+`TOO_MANY_REQUESTS`. A wait ends early, refused with `SHUTTING_DOWN`, once `stopping` is set
+(the server is stopping, or the connection that waits is gone) or when the server's drain
+cancels it: the request ends quietly, never as a fault in the log.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
 
 from replicalab.baselines.server.models import ErrorCode, WireError
 
-_SLACK = 1e-9  # float drift of the refill, so a deficit of exactly one burst is still queued
+BURST_S = 0.1
+"""The budget a fresh or idle address starts with, in seconds of its rate: a tenth of a second."""
+MIN_BURST_S = 0.05
+"""... and at least this much loop time, whatever its rate."""
 
 
-class ResetBudget:
-    def __init__(self, rate: float, clock: Callable[[], float], what: str = "reset (per session)") -> None:
+class ClientBudget:
+    """One address's budget: `rate` seconds of loop time per second, timed with `clock`."""
+
+    def __init__(self, rate: float, clock: Callable[[], float] = time.perf_counter) -> None:
         self.rate = rate
-        self.what = what  # what the budget paces, for a refusal's message
-        self.burst = max(1.0, rate)
+        self.burst = max(rate * BURST_S, MIN_BURST_S)
         self.clock = clock
-        self._tokens = self.burst
+        self.balance = self.burst  # seconds of loop time the address may still use now
         self._stamp = clock()
+        self._turn = asyncio.Lock()
+        self.waiting = 0  # turns asked for and not yet begun
 
     def _refill(self) -> None:
         now = self.clock()
-        self._tokens = min(self.burst, self._tokens + (now - self._stamp) * self.rate)
+        self.balance = min(self.burst, self.balance + (now - self._stamp) * self.rate)
         self._stamp = now
 
     @property
-    def full(self) -> bool:
-        """Whether the bucket is back to a whole burst (nothing to remember of its resets)."""
+    def idle(self) -> bool:
+        """Whether nothing waits and the budget is whole again (nothing to remember of it)."""
         self._refill()
-        return self._tokens >= self.burst
+        return not self.waiting and not self._turn.locked() and self.balance >= self.burst
 
-    def reserve(self, refuse_beyond_burst: bool = True) -> float:
-        """Take a token: the seconds to wait before going on, or TOO_MANY_RESETS (taking
-        nothing) when a whole burst is queued already and `refuse_beyond_burst`."""
+    def delay(self) -> float:
+        """Seconds until the budget is no longer overdrawn (0 when it is not)."""
         self._refill()
-        if refuse_beyond_burst and self._tokens - 1 < -self.burst - _SLACK:
+        return max(0.0, -self.balance / self.rate)
+
+    def charge(self, seconds: float) -> None:
+        self._refill()
+        self.balance -= seconds
+
+    def full(self, queue_limit: int) -> bool:
+        """Whether a turn asked for now would wait behind `queue_limit` turns waiting already."""
+        return self.waiting >= queue_limit and (self._turn.locked() or self.delay() > 0)
+
+    @contextlib.asynccontextmanager
+    async def turn(
+        self, stopping: asyncio.Event | None = None, queue_limit: int | None = None
+    ) -> AsyncIterator[None]:
+        """Wait for the address's turn, run the block, and charge the time it took. The block
+        must not await: its time is the loop's. `queue_limit`: refuse (TOO_MANY_REQUESTS)
+        rather than wait behind that many turns of this address already waiting."""
+        if queue_limit is not None and self.full(queue_limit):
             raise WireError(
-                ErrorCode.TOO_MANY_RESETS,
-                f"{self.what}: at most {self.rate:g} a second, and a burst of them is waiting "
-                "already; send the next when one is answered",
+                ErrorCode.TOO_MANY_REQUESTS,
+                f"this client address has {self.waiting} requests waiting for its share of the "
+                "server already; send the next when one is answered",
             )
-        self._tokens -= 1
-        return max(0.0, -self._tokens / self.rate)
+        self.waiting += 1
+        waiting = True
+        try:
+            async with self._turn:
+                while (delay := self.delay()) > 0:
+                    await _sleep(delay, stopping)
+                self.waiting, waiting = self.waiting - 1, False
+                started = self.clock()
+                try:
+                    yield
+                finally:
+                    self.charge(self.clock() - started)
+        finally:
+            if waiting:
+                self.waiting -= 1
 
-    async def wait(self, refuse_beyond_burst: bool = True) -> None:
-        """Hold on until the budget has room (or refuse, as `reserve`)."""
-        delay = self.reserve(refuse_beyond_burst)
-        if delay > 0:
-            await asyncio.sleep(delay)
+
+async def _sleep(seconds: float, stopping: asyncio.Event | None) -> None:
+    """Sleep `seconds`, or refuse with SHUTTING_DOWN as soon as `stopping` is set."""
+    stopped = WireError(ErrorCode.SHUTTING_DOWN, "server: stopping, or the connection is gone")
+    try:
+        if stopping is None:
+            await asyncio.sleep(seconds)
+            return
+        if stopping.is_set():
+            raise stopped
+        with contextlib.suppress(TimeoutError, asyncio.TimeoutError):
+            await asyncio.wait_for(stopping.wait(), seconds)
+    except asyncio.CancelledError:  # the server's drain ran out of time for this request
+        raise stopped from None
+    if stopping.is_set():
+        raise stopped

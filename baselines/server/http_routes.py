@@ -2,14 +2,18 @@
 
 `POST /reset`, `POST /step`, `GET /state` carry OpenEnv's bodies and replies. As in OpenEnv's
 own server, a reset without a session plays nothing further: it answers the episode's first
-observation and keeps nothing. A client that wants to step over HTTP opens a session with the
+observation and keeps nothing; its env is built from the request alone (the server's defaults
+and the request's config), and without a seed it draws a fresh one, so no client's reset
+depends on another's. A client that wants to step over HTTP opens a session with the
 header `X-Session-Id: new` on its reset and sends the id it gets back (same header) with each
 request; `POST /close` ends it. `GET /health`, `/metadata`, `/schema` and `/capacity` describe
-the server.
+the server. Each request's work takes a turn of its client address's budget (`budget`).
 """
 
 from __future__ import annotations
 
+import secrets
+from functools import cache
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -27,6 +31,8 @@ from replicalab.baselines.server.models import (
 )
 from replicalab.baselines.server.sessions import Session, SessionTable
 from replicalab.baselines.server.websocket import parse_object
+
+SEED_BITS = 63  # a seedless stateless reset's fresh seed (the wire's seeds are non-negative)
 
 SESSION_HEADER = "X-Session-Id"
 NEW_SESSION = "new"
@@ -50,52 +56,69 @@ def add_info_routes(app: FastAPI, table: SessionTable) -> None:
 
     @app.get("/schema")
     async def schema() -> dict[str, Any]:
-        return {
-            "action": ReplicaLabAction.model_json_schema(),
-            "observation": ReplicaLabObservation.model_json_schema(),
-            "state": ReplicaLabState.model_json_schema(),
-        }
+        return _schemas()
+
+
+@cache
+def _schemas() -> dict[str, Any]:
+    """The wire types' JSON schemas: built once (milliseconds of the loop), then served."""
+    return {
+        "action": ReplicaLabAction.model_json_schema(),
+        "observation": ReplicaLabObservation.model_json_schema(),
+        "state": ReplicaLabState.model_json_schema(),
+    }
 
 
 def add_session_routes(app: FastAPI, table: SessionTable) -> None:
-    """`/reset`, `/step`, `/state`, `/close`."""
-    scratch: list[ScientistServerEnv] = []  # plays the resets that keep no session
+    """`/reset`, `/step`, `/state`, `/close`: each one's work in a turn of its address's budget."""
+    settings = table.settings
+
+    def turn(request: Request) -> Any:
+        budget = table.budget(client_of(request.scope))
+        return budget.turn(table.stopping, settings.max_queued_per_client)
 
     @app.post("/reset")
     async def reset(request: Request) -> JSONResponse:
         data = parse_object(await request.body())
         asked = request.headers.get(SESSION_HEADER)
-        if asked is None or asked == NEW_SESSION:
-            await table.address_budget(client_of(request.scope)).wait(refuse_beyond_burst=asked is None)
-        if asked is None:
-            if not scratch:
-                scratch.append(ScientistServerEnv(table.settings.config, table.settings.limits))
-            return JSONResponse(scratch[0].reset(data))
-        session = table.open("http", client_of(request.scope)) if asked == NEW_SESSION else table.get(asked)
-        try:
-            await session.resets.wait()
-            reply = session.env.reset(data)
-        except WireError:
-            if asked == NEW_SESSION:  # a session whose first reset failed holds no episode
-                table.close(session, "reset_failed")
-            raise
+        async with turn(request):
+            if asked is None:
+                return JSONResponse(_stateless_reset(table, data))
+            session = table.open("http", client_of(request.scope)) if asked == NEW_SESSION else table.get(asked)
+            try:
+                reply = session.env.reset(data)
+            except WireError:
+                if asked == NEW_SESSION:  # a session whose first reset failed holds no episode
+                    table.close(session, "reset_failed")
+                raise
         return JSONResponse(reply, headers={SESSION_HEADER: session.id})
 
     @app.post("/step")
     async def step(request: Request) -> dict[str, Any]:
         data = parse_object(await request.body())
-        session = _session(table, request)
-        if set(data) - STEP_FIELDS or "action" not in data:
-            raise WireError(ErrorCode.VALIDATION_ERROR, "body: expected {action[, timeout_s, request_id]}")
-        return session.env.step(data["action"])
+        async with turn(request):
+            session = _session(table, request)
+            if set(data) - STEP_FIELDS or "action" not in data:
+                raise WireError(ErrorCode.VALIDATION_ERROR, "body: expected {action[, timeout_s, request_id]}")
+            return session.env.step(data["action"])
 
     @app.get("/state")
     async def state(request: Request) -> dict[str, Any]:
-        return _session(table, request).env.state.model_dump()
+        async with turn(request):
+            return _session(table, request).env.state.model_dump()
 
     @app.post("/close")
     async def close(request: Request) -> dict[str, bool]:
         return {"closed": table.close(_session(table, request), "client_closed")}
+
+
+def _stateless_reset(table: SessionTable, data: dict[str, Any]) -> dict[str, Any]:
+    """A reset that keeps nothing, on an env of its own: the server's defaults and the request's
+    config, never another client's; a fresh seed unless the request names one."""
+    env = ScientistServerEnv(table.settings.config, table.settings.limits)
+    if data.get("seed") is None:
+        data = {**data, "seed": secrets.randbits(SEED_BITS)}
+    return env.reset(data)
 
 
 def _session(table: SessionTable, request: Request) -> Session:

@@ -9,15 +9,17 @@ calling process (`serve_in_thread`, e.g. beside a trainer that plays through it)
 
 from __future__ import annotations
 
+import asyncio
 import re
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar
 
 from fastapi import FastAPI
 
@@ -26,6 +28,7 @@ from replicalab.baselines.server.run import ReadyServer, url_of
 from replicalab.baselines.server.sessions import SessionTable
 from replicalab.baselines.server.settings import ServerSettings
 
+T = TypeVar("T")
 HOST = "127.0.0.1"
 READY = re.compile(r"replicalab serve: ready on (http://\S+)")
 
@@ -35,6 +38,16 @@ class LoopbackServer:
     url: str  # http://127.0.0.1:PORT
     app: FastAPI
     thread: threading.Thread
+    server: ReadyServer
+
+    def on_loop(self, work: Callable[[], T]) -> T:
+        """Run `work` on the server's event loop (where its state lives) and return its result."""
+        assert self.server.loop is not None
+
+        async def run() -> T:
+            return work()
+
+        return asyncio.run_coroutine_threadsafe(run(), self.server.loop).result(timeout=30)
 
     @property
     def ws_url(self) -> str:
@@ -78,7 +91,7 @@ def serve_in_thread(
             raise RuntimeError("the loopback server did not start")
         time.sleep(0.01)
     try:
-        yield LoopbackServer(url_of(server.address), app, thread)
+        yield LoopbackServer(url_of(server.address), app, thread, server)
     finally:
         server.should_exit = True
         thread.join(timeout=settings.shutdown_timeout_s + 10)

@@ -32,8 +32,9 @@ class ErrorCode(str, Enum):
     CAPACITY_REACHED = "CAPACITY_REACHED"  # as many sessions are open as --max-sessions allows
     NOT_ALLOWED = "NOT_ALLOWED"  # a config beyond the operator's limits (rounds, step cap, split, preset)
     TOO_MANY_SESSIONS = "TOO_MANY_SESSIONS"  # this client holds --max-sessions-per-client already
-    TOO_MANY_RESETS = "TOO_MANY_RESETS"  # a burst of resets waits already (--max-resets-per-second)
+    TOO_MANY_REQUESTS = "TOO_MANY_REQUESTS"  # this address's queue for its budget is full already
     UNAUTHORIZED = "UNAUTHORIZED"  # the server wants its token and the request lacks it
+    FORBIDDEN_ORIGIN = "FORBIDDEN_ORIGIN"  # an Origin or Host header this server does not serve
     UNKNOWN_SESSION = "UNKNOWN_SESSION"  # no open HTTP session has this id (never had, closed or expired)
     NO_SESSION = "NO_SESSION"  # an HTTP step or state without X-Session-Id
     MESSAGE_TOO_LARGE = "MESSAGE_TOO_LARGE"  # the body is over the server's size limit
@@ -43,7 +44,7 @@ class ErrorCode(str, Enum):
     EPISODE_OVER = "EPISODE_OVER"  # a step after the episode ended; reset for a new one
     IDLE_TIMEOUT = "IDLE_TIMEOUT"  # the session was idle longer than the server allows
     INTERNAL_ERROR = "INTERNAL_ERROR"  # a fault of the server's (logged there); the session carries on
-    SHUTTING_DOWN = "SHUTTING_DOWN"  # the server stopped before the request's body arrived
+    SHUTTING_DOWN = "SHUTTING_DOWN"  # the server stopped before it could answer the request
 
 
 HTTP_STATUS = {
@@ -54,7 +55,8 @@ HTTP_STATUS = {
     ErrorCode.MESSAGE_TOO_LARGE: 413,
     ErrorCode.REQUEST_TIMEOUT: 408,
     ErrorCode.TOO_MANY_SESSIONS: 429,
-    ErrorCode.TOO_MANY_RESETS: 429,
+    ErrorCode.TOO_MANY_REQUESTS: 429,
+    ErrorCode.FORBIDDEN_ORIGIN: 403,
     ErrorCode.CAPACITY_REACHED: 503,
     ErrorCode.EPISODE_OVER: 409,
     ErrorCode.NOT_RESET: 409,

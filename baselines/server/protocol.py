@@ -1,39 +1,150 @@
-"""uvicorn's HTTP/1.1 protocol with the two bounds it lacks: a time limit on a request's
-headers, and a cap on open connections that makes room by dropping the oldest connection still
-waiting for its headers (so half-open connections never lock a new client out).
+"""uvicorn's HTTP/1.1 and WebSocket protocols with the bounds they lack, and the uvicorn settings
+every way of starting the server applies (`guard_uvicorn`).
 
-uvicorn takes the protocol class as its `http` setting; this subclass only adds timers and the
-cap around its connection events. A connection upgraded to a WebSocket hands its transport to
-the WebSocket protocol and leaves this one's timer with nothing to do.
+- A request's head has `header_timeout_s` to arrive.
+- A cap on open connections that nothing can hold: at the cap, a new connection makes room by
+  dropping the oldest connection that holds no live session (an HTTP connection, idle, slow or
+  answering; a WebSocket still waiting for its session), so only as many connections as there
+  are sessions are ever kept whatever the rest do.
+- A new connection from an address that floods (its queue for its budget is full, and it holds
+  more connections than its sessions and its queue could use) is dropped before any of it is
+  read: the cheapest refusal there is, so a flood of connections costs its neighbours little.
+- A WebSocket client that pings more than `max_pings_per_s` (in bursts of `PING_BURST`), or
+  without reading the pongs until they pass the limit, is dropped; a text frame that is not
+  UTF-8 is closed (1007) without a traceback.
+- On shutdown, every connection tells the app (the `STOPPING` event of the lifespan's state),
+  so work waiting for its turn is refused at once instead of holding the drain.
+
+uvicorn takes the protocol classes as its `http` and `ws` settings; these subclasses add timers,
+the cap and the checks around its connection events. The app marks a WebSocket connection live
+once its session opens, through the `ConnectionMark` this protocol puts in the ASGI scope's
+extensions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
+from typing import Any
 
 import h11
+import uvicorn
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 from replicalab.baselines.server import events
 from replicalab.baselines.server.settings import ServerSettings
 
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+STOPPING = "replicalab_stopping"
+"""The lifespan state's key for the event the protocols set when the server starts to stop."""
+TABLE = "replicalab_table"
+"""The lifespan state's key for the session table, which says whether an address is turned away."""
+MARK = "replicalab.connection"
+"""The ASGI scope extension that holds a WebSocket connection's `ConnectionMark`."""
+PROTOCOL_SLACK = 4
+"""uvicorn drops a WebSocket frame this many times over the body limit unread (close code 1009);
+one within it is read and refused with MESSAGE_TOO_LARGE, and the session carries on. Pongs
+left unread past the same size close the connection."""
 
 
-class GuardedH11Protocol(H11Protocol):
-    header_timeout_s = 10.0
+PING_BURST = 16
+
+
+class ConnectionMark:
+    """What the app and the protocol tell each other of one WebSocket connection: whether it
+    holds a session (the app sets it), and whether it ended or the server is stopping (the
+    protocol sets `released`, so nothing of the app waits on a connection that is gone)."""
+
+    def __init__(self) -> None:
+        self.live = False
+        self.released = asyncio.Event()
+
+
+def _stopping(app_state: dict[str, Any]) -> None:
+    event = app_state.get(STOPPING)
+    if isinstance(event, asyncio.Event):
+        event.set()
+
+
+class _Capped:
+    """The connection cap, shared by both protocols: a connection holds a live session or not.
+    And the time the protocol spends on what a connection sent (request heads, frames, pings)
+    is charged to its address's budget, as the app's own work is."""
+
     max_connections = 1024
+    connections: set[Any]
+    opened_at: float
 
-    def connection_made(self, transport: asyncio.Transport) -> None:
+    def holds_session(self) -> bool:
+        return False
+
+    def make_room(self) -> bool:
+        """Drop the oldest connection that holds no live session; False if there is none."""
+        idle = [
+            c
+            for c in self.connections
+            if isinstance(c, _Capped) and c is not self and not c.holds_session() and c.is_open()
+        ]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda c: c.opened_at)
+        events.event("connection_dropped", reason="max_connections", client=oldest.peer())
+        oldest.drop()
+        return True
+
+    def receive_charged(self, data: bytes, receive: Any) -> None:
+        """Hand `data` to the protocol (`receive`), charging the time to the address; a
+        connection without a live session from an address far over its budget is dropped
+        instead, unread."""
+        table = getattr(self, "table", None)
+        if table is None:
+            receive(data)
+            return
+        if not self.holds_session() and table.overdrawn(self.peer()):
+            events.event("connection_dropped", logging.DEBUG, reason="overdrawn", client=self.peer())
+            self.drop()
+            return
+        started = time.perf_counter()
+        receive(data)
+        table.budget(self.peer()).charge(time.perf_counter() - started)
+
+    def is_open(self) -> bool:
+        raise NotImplementedError
+
+    def drop(self) -> None:
+        raise NotImplementedError
+
+    def peer(self) -> str:
+        client = getattr(self, "client", None)
+        return str(client[0]) if client else "unknown"
+
+
+class GuardedH11Protocol(_Capped, H11Protocol):
+    header_timeout_s = 10.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.opened_at = self.loop.time()
         self._header_timer: asyncio.TimerHandle | None = None
+        self.table: Any = None
         super().connection_made(transport)
-        if len(self.connections) > self.max_connections and not self._evict_oldest_waiting():
-            events.event("connection_refused", reason="max_connections", client=self._client())
+        self.table = self.app_state.get(TABLE)
+        if self.table is not None and not self.table.connection_opened(self.peer()):
+            self.table = None  # nothing counted, nothing to uncount
+            events.event("connection_refused", logging.DEBUG, reason="flooding", client=self.peer())
+            transport.abort()
+            return
+        if len(self.connections) > self.max_connections and not self.make_room():
+            events.event("connection_refused", reason="max_connections", client=self.peer())
             transport.write(_BUSY)
             transport.close()
             return
         self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        self.receive_charged(data, super().data_received)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -42,15 +153,35 @@ class GuardedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
+        if self.table is not None:
+            self.table.connection_closed(self.peer())
         super().connection_lost(exc)
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        super().handle_websocket_upgrade(event)
+        upgraded = self.transport.get_protocol()
+        if isinstance(upgraded, GuardedWebSocketProtocol):
+            upgraded.opened_at = self.opened_at  # the connection's age, not the upgrade's
+            upgraded.table, self.table = self.table, None  # it uncounts the connection now
+
+    def shutdown(self) -> None:
+        """uvicorn's drain, and a request whose body is still arriving ends now: it would only
+        hold the drain until its time limit."""
+        _stopping(self.app_state)
+        if self.conn.their_state is h11.SEND_BODY:
+            self.transport.close()
+            return
+        super().shutdown()
+
+    def is_open(self) -> bool:
+        return not self.transport.is_closing() and self.transport.get_protocol() is self
+
+    def drop(self) -> None:
+        self.transport.abort()  # what it left unread goes too: close() would wait for it to read
 
     def waiting_for_headers(self) -> bool:
         """Whether this connection is open, still HTTP, and has sent no whole request head."""
-        return (
-            not self.transport.is_closing()
-            and self.transport.get_protocol() is self
-            and self.conn.their_state is h11.IDLE
-        )
+        return self.is_open() and self.conn.their_state is h11.IDLE
 
     def _arm(self) -> None:
         if self._header_timer is not None:
@@ -60,30 +191,111 @@ class GuardedH11Protocol(H11Protocol):
     def _headers_overdue(self) -> None:
         self._header_timer = None
         if self.waiting_for_headers():
-            events.event("connection_dropped", reason="header_timeout", client=self._client())
+            events.event("connection_dropped", reason="header_timeout", client=self.peer())
             self.transport.close()
 
-    def _evict_oldest_waiting(self) -> bool:
-        waiting = [
-            c
-            for c in self.connections
-            if isinstance(c, GuardedH11Protocol) and c is not self and c.waiting_for_headers()
-        ]
-        if not waiting:
-            return False
-        oldest = min(waiting, key=lambda c: c.opened_at)
-        events.event("connection_dropped", reason="max_connections", client=oldest._client())
-        oldest.transport.close()
-        return True
 
-    def _client(self) -> str:
-        return self.client[0] if self.client else "unknown"
+class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
+    max_unread_bytes = 4 * 64 * 1024
+    max_pings_per_s = 4.0  # a keep-alive pings every few seconds at most
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.opened_at = self.loop.time()
+        self.table: Any = None  # counts the connection, from the upgrade on
+        self.mark = ConnectionMark()
+        self._pings, self._pinged_at = float(PING_BURST), self.opened_at
+
+    def holds_session(self) -> bool:
+        return self.mark.live
+
+    def data_received(self, data: bytes) -> None:
+        self.receive_charged(data, super().data_received)
+
+    def is_open(self) -> bool:
+        return not self.transport.is_closing()
+
+    def drop(self) -> None:
+        self.transport.abort()
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        scope = getattr(self, "scope", None)
+        if scope is not None:  # the app's task starts later and finds the mark there
+            scope["extensions"][MARK] = self.mark
+
+    def handle_ping(self) -> None:
+        """Answer a ping, unless the client pings faster than a keep-alive does, or left more
+        than `max_unread_bytes` of replies unread (it is not reading, and its pongs would pile
+        up in memory for as long as it pings): then drop it."""
+        if self.transport.is_closing():
+            return
+        now = self.loop.time()
+        self._pings = min(float(PING_BURST), self._pings + (now - self._pinged_at) * self.max_pings_per_s)
+        self._pinged_at = now
+        self._pings -= 1
+        if self._pings < 0 or self.transport.get_write_buffer_size() > self.max_unread_bytes:
+            reason = "ping_flood" if self._pings < 0 else "pongs_unread"
+            events.event("connection_dropped", reason=reason, client=self.peer())
+            self.close_sent = True
+            self.transport.abort()  # a close frame would only join the pile it does not read
+            return
+        super().handle_ping()
+
+    def send_receive_event_to_app(self) -> None:
+        if self.curr_msg_data_type == "text" and not self.close_sent:
+            try:
+                b"".join(self.frames).decode()
+            except UnicodeDecodeError:
+                self.frames = []
+                events.event("connection_dropped", reason="invalid_utf8", client=self.peer())
+                self.conn.send_close(1007, "invalid UTF-8")
+                self.handle_parser_exception()
+                return
+        super().send_receive_event_to_app()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.mark.released.set()
+        if self.table is not None:
+            self.table.connection_closed(self.peer())
+            self.table = None
+        super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        _stopping(self.app_state)
+        self.mark.released.set()
+        super().shutdown()
 
 
-def guarded_protocol(settings: ServerSettings) -> type[GuardedH11Protocol]:
-    """The protocol class for uvicorn's `http` setting, with `settings`' bounds."""
-    return type(
+def guard_uvicorn(config: uvicorn.Config, settings: ServerSettings) -> None:
+    """Give uvicorn's `config` the server's protocols and limits: before `config.load()` (as
+    `replicalab serve` does) or after it, from the app's lifespan (as when uvicorn's own command
+    line loaded the app), since uvicorn reads them per connection. Proxy headers name the client
+    only from the proxies `settings` trusts; uvicorn's default trusts 127.0.0.1."""
+    http = type(
         "GuardedH11Protocol",
         (GuardedH11Protocol,),
         {"header_timeout_s": settings.header_timeout_s, "max_connections": settings.max_connections},
     )
+    ws = type(
+        "GuardedWebSocketProtocol",
+        (GuardedWebSocketProtocol,),
+        {
+            "max_connections": settings.max_connections,
+            "max_unread_bytes": settings.max_body_bytes * PROTOCOL_SLACK,
+        },
+    )
+    config.http, config.ws = http, ws
+    config.ws_max_size = settings.max_body_bytes * PROTOCOL_SLACK
+    config.ws_per_message_deflate = settings.ws_compression
+    config.timeout_graceful_shutdown = settings.shutdown_timeout_s
+    config.proxy_headers = bool(settings.forwarded_allow_ips)
+    config.forwarded_allow_ips = list(settings.forwarded_allow_ips)
+    if config.loaded:
+        config.http_protocol_class, config.ws_protocol_class = http, ws
+        app = config.loaded_app
+        while isinstance(app, ProxyHeadersMiddleware):
+            app = app.app
+        if config.proxy_headers:
+            app = ProxyHeadersMiddleware(app, trusted_hosts=config.forwarded_allow_ips)
+        config.loaded_app = app

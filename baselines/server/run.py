@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
 from collections.abc import Callable
@@ -26,8 +27,10 @@ class ReadyServer(uvicorn.Server):
         super().__init__(config)
         self.on_ready = on_ready
         self.address: Address | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
         await super().startup(sockets)
         if self.started:
             bound = self.servers[0].sockets[0].getsockname()

@@ -1,7 +1,6 @@
 """The server's session table: bounded in count (in all and per client address), unguessable
-ids, closed after an idle timeout (a shorter one for a session that never stepped), each with
-its reset budget (`budget`); opening a session, and a reset that keeps none, draw on the client
-address's.
+ids, closed after an idle timeout (a shorter one for a session that never stepped), and one
+budget of loop time per client address (`budget`) that all of the address's work draws on.
 
 Every session takes one slot of `max_sessions` and owns one `ScientistServerEnv`. An HTTP
 session is reached through its id, 256 random bits (`secrets.token_urlsafe`), so no client can
@@ -11,6 +10,7 @@ name another's; a WebSocket session is its connection's alone: no id of it is ev
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import time
 from collections import Counter
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from replicalab.baselines.server import events
-from replicalab.baselines.server.budget import ResetBudget
+from replicalab.baselines.server.budget import ClientBudget
 from replicalab.baselines.server.environment import ScientistServerEnv
 from replicalab.baselines.server.models import ErrorCode, WireError
 from replicalab.baselines.server.settings import ServerSettings
@@ -30,15 +30,14 @@ Transport = Literal["ws", "http"]
 
 @dataclass
 class Session:
-    """One open session: its env, its transport, its client's address, when a request last
-    touched it (monotonic seconds) and how many resets it may still make at once."""
+    """One open session: its env, its transport, its client's address, and when a request last
+    touched it (monotonic seconds)."""
 
     id: str
     env: ScientistServerEnv
     transport: Transport
     client: str
     last_active: float
-    resets: ResetBudget
 
     @property
     def tag(self) -> str:
@@ -46,12 +45,20 @@ class Session:
 
 
 class SessionTable:
-    def __init__(self, settings: ServerSettings, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        settings: ServerSettings,
+        clock: Callable[[], float] = time.monotonic,
+        budget_clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.settings = settings
         self.clock = clock
+        self.budget_clock = budget_clock
+        self.stopping: asyncio.Event | None = None  # set once the server starts to stop (lifespan)
         self._sessions: dict[str, Session] = {}
         self._per_client: Counter[str] = Counter()
-        self._per_address: dict[str, ResetBudget] = {}
+        self._budgets: dict[str, ClientBudget] = {}
+        self._connections: Counter[str] = Counter()  # open TCP connections per address
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -78,8 +85,7 @@ class SessionTable:
         env = ScientistServerEnv(
             self.settings.config, self.settings.limits, session_id if transport == "http" else None
         )
-        budget = ResetBudget(self.settings.max_resets_per_s, self.clock)
-        session = Session(session_id, env, transport, client, self.clock(), budget)
+        session = Session(session_id, env, transport, client, self.clock())
         self._sessions[session_id] = session
         self._per_client[client] += 1
         events.event("session_opened", session=session.tag, transport=transport, client=client)
@@ -94,16 +100,44 @@ class SessionTable:
         self.touch(session)
         return session
 
-    def address_budget(self, client: str) -> ResetBudget:
-        """What `client`'s new sessions and its resets that keep no session draw on: each builds
-        an env or draws a scenario, as a reset does, so closing and reopening sessions gets a
-        client no more of the loop than resetting one."""
-        budget = self._per_address.get(client)
+    def budget(self, client: str) -> ClientBudget:
+        """The budget of loop time all of `client`'s work draws on: its sessions' messages, the
+        sessions it opens and its requests that keep none."""
+        budget = self._budgets.get(client)
         if budget is None:
-            rate = self.settings.max_resets_per_s
-            what = "new session or reset without one"
-            budget = self._per_address[client] = ResetBudget(rate, self.clock, f"{what} (per client address)")
+            rate = self.settings.client_ms_per_s / 1000
+            budget = self._budgets[client] = ClientBudget(rate, self.budget_clock)
         return budget
+
+    def turned_away(self, client: str) -> bool:
+        """Whether `client`'s queue for its budget is full: whatever it asks next is refused."""
+        budget = self._budgets.get(client)
+        return budget is not None and budget.full(self.settings.max_queued_per_client)
+
+    def connection_opened(self, client: str) -> bool:
+        """Count a new connection of `client`'s; False (counting nothing) if it is flooding: it
+        overdrew its budget by more than `settings.max_overdraft_s` of waiting, or its queue is full and it
+        holds more connections than its sessions and its queue could use; the connection is
+        then dropped unread rather than answered."""
+        settings = self.settings
+        useful = settings.max_sessions_per_client + settings.max_queued_per_client
+        if self.overdrawn(client):
+            return False
+        if self._connections[client] > useful and self.turned_away(client):
+            return False
+        self._connections[client] += 1
+        return True
+
+    def overdrawn(self, client: str) -> bool:
+        """Whether `client` is more than `settings.max_overdraft_s` of waiting from its budget: its new
+        connections, and what its connections without a session send, are dropped unread."""
+        budget = self._budgets.get(client)
+        return budget is not None and budget.delay() > self.settings.max_overdraft_s
+
+    def connection_closed(self, client: str) -> None:
+        self._connections[client] -= 1
+        if self._connections[client] <= 0:
+            del self._connections[client]
 
     def touch(self, session: Session) -> None:
         session.last_active = self.clock()
@@ -133,7 +167,7 @@ class SessionTable:
     def reap(self) -> list[Session]:
         """Close every HTTP session idle past its timeout (a WebSocket's times out on its
         connection), and forget the address budgets that refilled; the sessions closed."""
-        self._per_address = {c: b for c, b in self._per_address.items() if not b.full}
+        self._budgets = {c: b for c, b in self._budgets.items() if not b.idle}
         now = self.clock()
         stale = [
             s

@@ -4,6 +4,8 @@ and how long and how many of everything the server keeps. `replicalab serve`'s f
 from __future__ import annotations
 
 import ipaddress
+import os
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -12,6 +14,8 @@ from replicalab.rewards import PRESETS
 from replicalab.scenarios.types import SPLITS
 
 LOOPBACK_NAMES = ("localhost",)
+TOKEN_ENV = "REPLICALAB_TOKEN"
+ANY = "*"  # in `allowed_origins` or `allowed_hosts`: any value
 
 
 def is_loopback(host: str) -> bool:
@@ -79,7 +83,11 @@ class ServerSettings(BaseModel):
     limits: Limits = Limits()
     max_sessions: int = Field(default=64, ge=1)
     max_sessions_per_client: int = Field(default=32, ge=1)  # per client address
-    max_resets_per_s: float = Field(default=10.0, gt=0)  # per session, in bursts of as many (budget)
+    client_ms_per_s: float = Field(default=200.0, gt=0)  # loop time per client address a second (budget)
+    max_queued_per_client: int = Field(default=8, ge=1)  # handshakes and HTTP requests waiting for it
+    # an address this many seconds from its budget has new connections, and what its connections
+    # without a session send, dropped unread
+    max_overdraft_s: float = Field(default=1.0, gt=0)
     idle_timeout_s: float = Field(default=300.0, gt=0)  # a session untouched this long is closed
     unstepped_timeout_s: float = Field(default=30.0, gt=0)  # ... or this long, if it never stepped
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)  # per HTTP body or WebSocket message
@@ -90,6 +98,16 @@ class ServerSettings(BaseModel):
     max_connections: int = Field(default=1024, ge=1)  # open TCP connections, whatever their state
     shutdown_timeout_s: float = Field(default=3.0, gt=0)  # for open requests to finish on SIGTERM
     token: str | None = Field(default=None, min_length=16)  # required of every request but /health
+    # the proxies whose X-Forwarded-For / Forwarded headers name the client (none: headers ignored)
+    forwarded_allow_ips: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()  # browser origins served beyond the loopback ones ("*": any)
+    allowed_hosts: tuple[str, ...] = ()  # Host names served on a non-loopback address ("*": any)
+
+    @classmethod
+    def from_environment(cls, **values: Any) -> ServerSettings:
+        """The defaults, with the token from `$REPLICALAB_TOKEN`: the settings of the app that
+        `uvicorn replicalab.baselines.server.app:app` serves (OpenEnv's manifest names it)."""
+        return cls(token=os.environ.get(TOKEN_ENV) or None, **values)
 
     @model_validator(mode="after")
     def _defaults_within_limits(self) -> ServerSettings:
