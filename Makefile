@@ -53,11 +53,17 @@ extras: $(EXTRAS)
 evaluate: $(READY)
 	$(BIN)/replicalab evaluate -s reader
 
+# mypy (strict, over every package under its installed name) runs beside pytest (one worker per
+# core, pytest-xdist): neither writes what the other reads, and mypy fills what pytest leaves idle
+# of the cores (its last tests, processes it waits for). Either failing fails the target, once
+# both have finished.
 test: $(READY)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python .ci/typecheck.py  # mypy strict over every package, under its installed name
-	$(BIN)/pytest -n auto  # one worker per core (pytest-xdist)
+	$(BIN)/python .ci/typecheck.py & mypy=$$!; \
+	$(BIN)/pytest -n auto; tests=$$?; \
+	wait $$mypy; types=$$?; \
+	test $$tests -eq 0 -a $$types -eq 0
 
 bench: $(READY)
 	$(BIN)/python -m benchmarks.run_all

@@ -10,7 +10,9 @@ model turn; and the size of both agents' prompts round by round.
   turn, as many episodes in flight. The ideal is in-flight ÷ latency calls a second: every call
   in flight all the time, at no cost of its own. CPU per call is the client process's CPU time
   over its calls; the garbage collector's share of the wall time and its longest pause are
-  timed too.
+  timed too (`gc.callbacks`). The project's client plays twice: as `run_rollouts` does by
+  default, on a frozen heap (`replicalab.baselines.evaluation.heap`), and with
+  `freeze_heap=False`, the collector as the process has it.
 - **Worker processes.** `--jobs N` with the client free on all cores, against `_Delayed`: a
   model that answers after `--latency` and costs the client nothing but the wait, as a server
   on machines of its own would (no HTTP: the stub would take cores from the workers). Each
@@ -163,9 +165,9 @@ def _rate(calls: int, measured: _Measured) -> Rate:
     return Rate(calls, calls / wall, measured.cpu_s / calls, measured.gc_s / wall, measured.longest_gc_s)
 
 
-def project_rate(base_url: str, grid: Grid, concurrency: int) -> Rate:
+def project_rate(base_url: str, grid: Grid, concurrency: int, freeze_heap: bool = True) -> Rate:
     """`run_rollouts` with a `ChatPolicy` Scientist on the served stub, `concurrency` in flight,
-    writing its log as a training or evaluation run does."""
+    writing its log as a training or evaluation run does (`freeze_heap` as `run_rollouts`)."""
     backend = ChatBackend(BackendConfig(base_url=base_url, model=MODEL, max_retries=0, timeout_s=60))
     scientist = functools.partial(ChatPolicy, ScientistRole(), backend)
     calls = 0
@@ -173,7 +175,8 @@ def project_rate(base_url: str, grid: Grid, concurrency: int) -> Rate:
     def run() -> None:
         nonlocal calls
         with tempfile.TemporaryDirectory() as folder:
-            result = run_rollouts(grid, scientist, concurrency=concurrency, out=Path(folder) / "run.jsonl")
+            out = Path(folder) / "run.jsonl"
+            result = run_rollouts(grid, scientist, concurrency=concurrency, out=out, freeze_heap=freeze_heap)
         calls = int(result.stats["llm_calls"])
 
     measured = _measured(run)
@@ -310,7 +313,12 @@ def main() -> None:
             grid = _grid(max(2 * concurrency, int(ideal * args.seconds / 2)))
             bare = bare_rate(base_url, episode_calls(grid), concurrency)
             project = project_rate(base_url, grid, concurrency)
-            for name, rate in (("bare aiohttp", bare), ("project", project)):
+            unfrozen = project_rate(base_url, grid, concurrency, freeze_heap=False)
+            for name, rate in (
+                ("bare aiohttp", bare),
+                ("project", project),
+                ("project, heap not frozen", unfrozen),
+            ):
                 print(
                     f"| {concurrency} | {name} | {rate.calls:,} | {rate.calls_per_s:,.0f} | {ideal:,.0f} | "
                     f"{rate.calls_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e6:,.0f} µs | "

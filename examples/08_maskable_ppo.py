@@ -24,7 +24,7 @@ from replicalab.baselines.policies.structured import structured_factory
 torch.set_num_threads(1)
 env = gym.make("ReplicaLab/Scientist-v2", split="train")  # masks its actions: no glue needed
 model = MaskablePPO("MultiInputPolicy", env, n_steps=256, batch_size=64, seed=0)
-model.learn(total_timesteps=1024)
+model.learn(total_timesteps=512)
 print(f"trained {model.num_timesteps} steps")
 
 with tempfile.TemporaryDirectory() as folder:

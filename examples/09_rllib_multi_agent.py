@@ -13,7 +13,7 @@ from replicalab.baselines.training.rllib import act, ppo_config
 from replicalab.envs import replicalab_v2
 
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-config = ppo_config("aec", {"templates": "ml_benchmark", "split": "train"}, batch_size=256, minibatch_size=64)
+config = ppo_config("aec", {"templates": "ml_benchmark", "split": "train"}, batch_size=128, minibatch_size=32)
 algo = config.build_algo()
 for iteration in range(1, 4):
     runners = algo.train()["env_runners"]

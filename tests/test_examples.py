@@ -56,7 +56,7 @@ PROMISES = {
         r"Every rollout of a group returned the same: GRPO's advantages, loss and gradients are 0\.",
     ],
     "08_maskable_ppo.py": [
-        r"trained 1024 steps",
+        r"trained 512 steps",
         r"finance_trading/hard\s+2 episodes, judge score\s+\d+\.\d\d",
         r"overall\s+18 episodes, judge score\s+\d+\.\d\d",
     ],

@@ -88,7 +88,7 @@ def _play(api: str, modules: dict[str, MaskedPPOModule], seed: int) -> tuple[dic
 @pytest.mark.slow
 @pytest.mark.parametrize("api", ["aec", "parallel"])
 def test_ppo_trains_both_seats_and_the_trained_modules_respect_the_mask(api: str) -> None:
-    algo = ppo_config(api, ENV_CONFIG, batch_size=256, minibatch_size=64, epochs=1).build_algo()  # type: ignore[arg-type]
+    algo = ppo_config(api, ENV_CONFIG, batch_size=128, minibatch_size=32, epochs=1).build_algo()  # type: ignore[arg-type]
     try:
         before = _weights(algo)
         results = [algo.train() for _ in range(2)]

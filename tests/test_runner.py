@@ -185,7 +185,7 @@ def test_two_runs_cannot_write_one_file(tmp_path: Path) -> None:
 
 
 POLICIES = {"baseline": BaselineScientist, "random": RandomScientist, "llm": LLM}
-FULL = Grid.of(seeds=50)  # 3 templates × 3 difficulties × 50 seeds
+FULL = Grid.of(seeds=20)  # 3 templates × 3 difficulties × 20 seeds
 
 
 @pytest.fixture(scope="module")
@@ -289,16 +289,16 @@ def test_summaries_and_components(full_runs: dict[str, list[EpisodeLog]]) -> Non
         "math_reasoning/medium",
         "math_reasoning/hard",
     ]
-    assert rows[-1].label == "overall" and rows[-1].episodes == len(logs) == 450
-    assert sum(row.episodes for row in rows[:-1]) == 450
+    assert rows[-1].label == "overall" and rows[-1].episodes == len(logs) == 180
+    assert sum(row.episodes for row in rows[:-1]) == 180
     overall = rows[-1]
-    assert overall.agreement_rate == pytest.approx(sum(log.verdict == "agreement" for log in logs) / 450)
-    assert overall.score.mean == pytest.approx(sum(digest(log).score for log in logs) / 450)
+    assert overall.agreement_rate == pytest.approx(sum(log.verdict == "agreement" for log in logs) / 180)
+    assert overall.score.mean == pytest.approx(sum(digest(log).score for log in logs) / 180)
     components = mean_components(logs)
     assert sum(components.values()) == pytest.approx(overall.returns.mean)
     assert "no_agreement" in components  # round-limit endings pay on the Lab Manager's turn
     assert sum(mean_components(full_runs["oracle"]).values()) == pytest.approx(
-        sum(digest(log).scientist_return for log in full_runs["oracle"]) / 450
+        sum(digest(log).scientist_return for log in full_runs["oracle"]) / 180
     )
     llm = summarize(full_runs["llm"])[-1]
     assert llm.invalid_rate > 0 and llm.regret is None

@@ -118,4 +118,4 @@ def test_a_fuzz_of_the_protocol_leaves_the_server_and_other_sessions_intact(serv
 def test_a_long_fuzz_of_the_protocol_leaves_the_server_and_other_sessions_intact(
     server: LoopbackServer,
 ) -> None:
-    _fuzz(server, examples=500)  # about 15,000 messages
+    _fuzz(server, examples=250)  # about 7,500 messages

@@ -28,24 +28,24 @@ from replicalab.rewards import get_preset
 def test_a_smoke_run_writes_what_evaluate_reads(tmp_path: Path) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     out = tmp_path / "run"
-    args = ["train", "--out", str(out), "--steps", "2000", "--n-envs", "4", "--eval-every", "1000"]
+    args = ["train", "--out", str(out), "--steps", "1000", "--n-envs", "2", "--eval-every", "500"]
     result = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*args, "--eval-seeds", "1", "-r", "sparse"])
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader((out / "curve.csv").open(encoding="utf-8")))
-    # 4 envs × 256 steps a rollout: the first boundaries at or after 1,000 and 2,000
-    assert [int(row["steps"]) for row in rows] == [0, 1024, 2048]  # the curve starts untrained
+    # 2 envs × 256 steps a rollout: the first boundaries at or after 500 and 1,000
+    assert [int(row["steps"]) for row in rows] == [0, 512, 1024]  # the curve starts untrained
     assert all(0.0 <= float(row["judge_score"]) <= 13.0 for row in rows)
-    assert "validation score" in result.stdout and "2,048" in result.stdout
+    assert "validation score" in result.stdout and "1,024" in result.stdout
     config = json.loads((out / "config.json").read_text(encoding="utf-8"))
-    assert config["steps"] == 2000 and config["n_envs"] == 4 and config["seed"] == 0
+    assert config["steps"] == 1000 and config["n_envs"] == 2 and config["seed"] == 0
     assert config["reward_config"] == get_preset("sparse").model_dump(mode="json")
     assert config["learner"]["algorithm"] == "MaskablePPO" and config["learner"]["n_steps"] == 256
-    assert config["trained"] == {"rollout": 1024, "steps": 2048}
+    assert config["trained"] == {"rollout": 512, "steps": 1024}
     assert config["versions"]["sb3-contrib"]
     assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")
     saved = sorted(path.name for path in (out / "checkpoints").iterdir())
-    assert saved == ["model_1024_steps.zip", "model_2048_steps.zip"]  # one per trained point
-    assert "whole rollouts of 1,024" in result.stdout
+    assert saved == ["model_1024_steps.zip", "model_512_steps.zip"]  # one per trained point
+    assert "whole rollouts of 512" in result.stdout
     evaluate = ["evaluate", "-t", "ml_benchmark", "-d", "easy", "--seeds", "1", "--no-oracle"]
     evaluated = CliRunner(env={"COLUMNS": "200"}).invoke(app, [*evaluate, "-s", str(out / "model.zip")])
     assert evaluated.exit_code == 0, evaluated.output

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from replicalab.baselines.evaluation.grid import Settings, rollout_seed, start_episode
+from replicalab.baselines.evaluation.heap import frozen_heap
 from replicalab.baselines.evaluation.jobs import Finished, Job, Outcomes, group_advantages
 from replicalab.baselines.evaluation.turn_records import turn_records
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
@@ -43,7 +44,8 @@ from replicalab.scenarios import (
 class WorkerSetup:
     """What a worker of a run needs: both seats' factories (they must pickle for a pool), the
     settings, the parent's templates, whether to send logs as lines and turn records too, and
-    how many episodes to keep in flight (None: the seats move at once and are held all run)."""
+    how many episodes to keep in flight (None: the seats move at once and are held all run), and
+    whether episodes in flight play on a frozen heap (`replicalab.baselines.evaluation.heap`)."""
 
     scientist: SeatFactory
     lab_manager: SeatFactory
@@ -52,6 +54,7 @@ class WorkerSetup:
     lines: bool = True
     turns: bool = False
     concurrency: int | None = None
+    freeze_heap: bool = True
 
 
 _setup: WorkerSetup | None = None
@@ -113,7 +116,8 @@ def play_chunk(chunk: list[Job], done: Callable[[int, list[Finished]], None] | N
         for job in chunk:
             played(job, _play_held(job, _held, setup.settings, groups.scenario(job)))
     else:
-        asyncio.run(_play_in_flight(chunk, setup, groups, played))
+        with frozen_heap(setup.freeze_heap):
+            asyncio.run(_play_in_flight(chunk, setup, groups, played))
     return finished
 
 
@@ -130,8 +134,9 @@ def _play_held(
 ) -> _Played:
     """One job played at once by the seats the worker holds."""
     episode = start_episode(job.key, settings, scenario)
+    seed = rollout_seed(job.key, job.rollout)
     for seat in seats:
-        reset_policy(seat, rollout_seed(job.key, job.rollout))  # type: ignore[arg-type]
+        reset_policy(seat, seed)  # type: ignore[arg-type]
     play(episode, *seats)
     return _Played(episode.to_log(job.episode_id), seat_stats(*seats), [], [])
 
@@ -140,8 +145,9 @@ async def _play_fresh(job: Job, setup: WorkerSetup, scenario: NormalizedScenario
     """One job with fresh seats, awaiting the moves that take time; what its seats counted."""
     pair = setup.scientist(), setup.lab_manager()
     episode = start_episode(job.key, setup.settings, scenario)
+    seed = rollout_seed(job.key, job.rollout)
     for seat in pair:
-        reset_policy(seat, rollout_seed(job.key, job.rollout))  # type: ignore[arg-type]
+        reset_policy(seat, seed)  # type: ignore[arg-type]
     await play_async(episode, *pair)
     usage, turns = [], []
     for seat in pair:
