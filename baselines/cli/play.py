@@ -34,7 +34,7 @@ from replicalab.baselines.policies.interface import Policy
 from replicalab.baselines.policies.seats import SCIENTISTS, GroundedLabManager
 from replicalab.scenarios import BUILTIN_TEMPLATES, DEFAULT_MAX_ROUNDS, DIFFICULTIES, ScenarioKey
 from replicalab.scenarios.key import check_seed
-from replicalab.scenarios.registry import check_difficulty, check_has_cases
+from replicalab.scenarios.registry import check_difficulty, check_has_cases, check_split
 
 DEFAULT_PARTNER = "reader"
 """The Scientist a person playing the Lab Manager faces: one that reads the paper and negotiates."""
@@ -57,11 +57,14 @@ def _scenario(template: str, difficulty: str, seed: int, split: str) -> Scenario
     """The scenario the options name, refused by option when it cannot be played."""
     try:
         check_has_cases(template, split)
-        check_difficulty(difficulty, "--difficulty")
-        check_seed(seed, "--seed")
+        return ScenarioKey(
+            template,
+            check_split(split),
+            check_difficulty(difficulty, "--difficulty"),
+            check_seed(seed, "--seed"),
+        )
     except ValueError as exc:
         raise Problem(str(exc), USAGE) from None
-    return ScenarioKey(template, split, difficulty, seed)
 
 
 def _partner(name: str | None, lab_manager: bool) -> Policy:

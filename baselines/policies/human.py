@@ -23,7 +23,7 @@ from replicalab.agents import MAX_PROMPT_CHARS
 from replicalab.agents.lab_manager_prompts import LAB_MANAGER_SCHEMA_REMINDER
 from replicalab.agents.scientist_prompts import SCHEMA_REMINDER
 from replicalab.baselines.policies.interface import Move
-from replicalab.baselines.policies.roles import LabManagerRole, RetryingRole, ScientistRole, move_of
+from replicalab.baselines.policies.roles import LabManagerRole, ScientistRole, move_of
 from replicalab.envs.codec import decode_lab_manager
 from replicalab.envs.spaces import QUESTIONS
 from replicalab.episode import Episode
@@ -79,7 +79,7 @@ COMMANDS = (
 class HumanSeat:
     """A person in one seat (`role`'s), reading and typing through `terminal`."""
 
-    def __init__(self, role: RetryingRole, terminal: Terminal, name: str = "human") -> None:
+    def __init__(self, role: ScientistRole | LabManagerRole, terminal: Terminal, name: str = "human") -> None:
         self.role = role
         self.terminal = terminal
         self.name = name
