@@ -124,16 +124,16 @@ class LabManagerEnv(gym.Env[dict[str, Any], Any]):
         self.action_mode = action_mode
         self.scientist = scientist_seat(scientist)
         self.session = Session(**kwargs)  # its Scientist side is the fixed policy's, never translated
-        self.observation_space = self.session.observation_spaces[LAB_MANAGER]
+        structured = self.session.observation_spaces[LAB_MANAGER]
+        assert isinstance(structured, spaces.Dict)
+        self.observation_space = structured
         self.action_space = self.session.action_spaces[LAB_MANAGER]
         if action_mode == "text":
-            features = self.observation_space["observation"]
-            mask = self.observation_space["action_mask"]
             self.observation_space = spaces.Dict(
                 {
-                    "observation": features,
+                    "observation": structured["observation"],
                     "prompt": spaces.Text(max_length=MAX_PROMPT_CHARS, min_length=0, charset=PROMPT_CHARSET),
-                    "action_mask": mask,
+                    "action_mask": structured["action_mask"],
                 }
             )
             self.action_space = spaces.Text(
