@@ -67,71 +67,65 @@ def _scenario(template: str, difficulty: str, seed: int, split: str) -> Scenario
         raise Problem(str(exc), USAGE) from None
 
 
-def _partner(name: str | None, lab_manager: bool) -> Policy:
+def _seats(partner: str | None, lab_manager: bool, terminal: ConsoleTerminal) -> tuple[Policy, Policy, str]:
+    """The Scientist's seat, the Lab Manager's, and a line saying who plays which."""
     if not lab_manager:
-        if name not in (None, "grounded"):
+        if partner not in (None, "grounded"):
             raise Problem("--partner: the Scientist's partner is the grounded Lab Manager", USAGE)
-        return GroundedLabManager()
-    name = DEFAULT_PARTNER if name is None else name
+        return (
+            human_scientist(terminal),
+            GroundedLabManager(),
+            "the Scientist, facing the grounded Lab Manager",
+        )
+    name = DEFAULT_PARTNER if partner is None else partner
     if name not in SCIENTISTS:
         raise Problem(f"--partner: unknown Scientist {name!r}; valid: {', '.join(SCIENTISTS)}", USAGE)
-    return SCIENTISTS[name]()
+    return SCIENTISTS[name](), human_lab_manager(terminal), f"the Lab Manager, facing the {name} Scientist"
+
+
+TemplateOpt = Annotated[
+    str, typer.Option("--template", "-t", help="The scenario family (`replicalab scenarios` lists them).")
+]
+DifficultyOpt = Annotated[str, typer.Option("--difficulty", "-d", help=f"One of {', '.join(DIFFICULTIES)}.")]
+LabManagerOpt = Annotated[
+    bool,
+    typer.Option("--lab-manager", help="Play the Lab Manager's seat against a Scientist policy (--partner)."),
+]
+PartnerOpt = Annotated[
+    str | None,
+    typer.Option(
+        help=f"With --lab-manager, the Scientist you face: {' | '.join(SCIENTISTS)} "
+        f"(default {DEFAULT_PARTNER}). The Scientist always faces the grounded Lab Manager."
+    ),
+]
+OutOpt = Annotated[Path, typer.Option("--out", "-o", help="The JSONL log the episode is appended to.")]
 
 
 def play_command(
-    template: Annotated[
-        str, typer.Option("--template", "-t", help="The scenario family (`replicalab scenarios` lists them).")
-    ] = BUILTIN_TEMPLATES[0],
-    difficulty: Annotated[
-        str, typer.Option("--difficulty", "-d", help=f"One of {', '.join(DIFFICULTIES)}.")
-    ] = DIFFICULTIES[0],
+    template: TemplateOpt = BUILTIN_TEMPLATES[0],
+    difficulty: DifficultyOpt = DIFFICULTIES[0],
     seed: Annotated[int, typer.Option(min=0, help="The scenario seed.")] = 0,
     split: SplitOpt = "train",
-    lab_manager: Annotated[
-        bool,
-        typer.Option(
-            "--lab-manager", help="Play the Lab Manager's seat against a Scientist policy (--partner)."
-        ),
-    ] = False,
-    partner: Annotated[
-        str | None,
-        typer.Option(
-            help=f"With --lab-manager, the Scientist you face: {' | '.join(SCIENTISTS)} "
-            f"(default {DEFAULT_PARTNER}). The Scientist always faces the grounded Lab Manager."
-        ),
-    ] = None,
+    lab_manager: LabManagerOpt = False,
+    partner: PartnerOpt = None,
     max_rounds: MaxRoundsOpt = DEFAULT_MAX_ROUNDS,
     reward_config: RewardConfigOpt = "default",
-    out: Annotated[
-        Path, typer.Option("--out", "-o", help="The JSONL log the episode is appended to.")
-    ] = Path("runs/play.jsonl"),
+    out: OutOpt = Path("runs/play.jsonl"),
     template_files: TemplateFilesOpt = None,
 ) -> None:
     """Play a seat yourself: read what a model reads, type its JSON (or a shortcut; `help`)."""
+    console = stdout_console()
     with user_errors(USAGE):
         register_template_files(template_files)
         key = _scenario(template, difficulty, seed, split)
         settings = Settings(reward_config_of(reward_config), max_rounds, split=split)
-        other = _partner(partner, lab_manager)
-    console = stdout_console()
-    terminal = ConsoleTerminal(console)
-    seat, facing = (
-        ("Lab Manager", f"the {partner or DEFAULT_PARTNER} Scientist")
-        if lab_manager
-        else (
-            "Scientist",
-            "the grounded Lab Manager",
-        )
-    )
-    console.print(Text(f"{key.id}: you are the {seat}, facing {facing}. Type help for the shortcuts."))
+        scientist, lab, who = _seats(partner, lab_manager, ConsoleTerminal(console))
+    console.print(Text(f"{key.id}: you are {who}. Type help for the shortcuts."))
     with ExitStack() as stack:
         with user_errors():
             handle = open_log(out, stack)  # before the game: a log that cannot be written is said now
         try:
-            if lab_manager:
-                log = play_episode(key, other, human_lab_manager(terminal), settings)
-            else:
-                log = play_episode(key, human_scientist(terminal), other, settings)
+            log = play_episode(key, scientist, lab, settings)
         except Quit:
             console.print("stopped before the end; nothing logged")
             return
