@@ -44,7 +44,8 @@ or a `"module:attr"` string naming a class or function of no arguments that buil
 (picklable, for `AsyncVectorEnv`); default `DEFAULT_SCIENTIST`, the reader, built on first use so
 that this module imports no policy. Its move may not need awaiting. The rest are the AEC env's
 (`replicalab.envs.replicalab_v2`): `templates`, `difficulties`, `reward_config`, `max_rounds`,
-`step_cap`, `action_mode`, `render_mode`, `split`, `num_train_scenarios`.
+`step_cap` (at least 2: the Scientist's opening is a step), `action_mode`, `render_mode`, `split`,
+`num_train_scenarios`.
 
 ## Reset options
 The AEC env's: `scenario` (a pack to play, alone), `template`, `difficulty`, `scenario_seed`.
@@ -124,6 +125,10 @@ class LabManagerEnv(gym.Env[dict[str, Any], Any]):
         self.action_mode = action_mode
         self.scientist = scientist_seat(scientist)
         self.session = Session(**kwargs)  # its Scientist side is the fixed policy's, never translated
+        if self.session.step_cap == 1:
+            raise ValueError(
+                "step_cap: the Scientist's opening is a step, so the Lab Manager needs at least 2"
+            )
         structured = self.session.observation_spaces[LAB_MANAGER]
         assert isinstance(structured, spaces.Dict)
         self.observation_space = structured

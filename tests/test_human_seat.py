@@ -74,6 +74,14 @@ def test_json_may_span_lines_and_braces_in_strings_do_not_count() -> None:
     assert isinstance(move, ScientistAction) and move.questions == ["What is {this}?"]
 
 
+def test_an_empty_line_sends_an_unfinished_object_to_the_parser() -> None:
+    episode = start_episode(KEY, Settings())
+    terminal = Script('{"action_type": "accept"', "", "accept")
+    human_scientist(terminal).act(episode)
+    corrections = [text for title, text in terminal.shown if title.startswith("correction")]
+    assert len(corrections) == 1 and "malformed JSON" in corrections[0]
+
+
 def test_commands_show_things_and_take_no_turn() -> None:
     episode = start_episode(KEY, Settings())
     terminal = Script("help", "system", "again", "draft", "ask", "accept")

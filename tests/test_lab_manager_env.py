@@ -127,6 +127,15 @@ def test_the_scientist_is_the_users_choice() -> None:
         LabManagerEnv(scientist=3)  # type: ignore[arg-type]
 
 
+def test_a_step_cap_leaves_the_lab_manager_a_move() -> None:
+    with pytest.raises(ValueError, match="step_cap"):
+        LabManagerEnv(step_cap=1)
+    env = LabManagerEnv(step_cap=2)
+    env.reset(seed=0)
+    _, _, terminated, truncated, info = env.step(0)
+    assert truncated and not terminated and info["verdict"] == "truncated"
+
+
 def _reader_transcript(seed: int) -> Any:
     env = LabManagerEnv()
     _play(env, seed, _grounded)

@@ -132,7 +132,7 @@ def test_a_person_plays_the_lab_manager_with_the_stance_shortcuts(tmp_path: Path
         turns += 1
         term.type("report")  # always allowed: the grounded check, stated as it is
     assert term.finish() == 0, term.seen[-3000:]
-    assert "the reader Scientist" in term.seen and "budget_total" not in term.seen[:200]
+    assert "facing the reader Scientist" in term.seen and "You are the Lab Manager agent" in term.seen
     log = EpisodeLog.model_validate_json(log_path.read_text(encoding="utf-8"))
     assert log.episode_id == "ml_benchmark-train-easy-0/reader/human"
     assert turns == sum(1 for s in log.steps if s.agent == "lab_manager") > 0
@@ -155,6 +155,8 @@ def test_quit_logs_nothing(tmp_path: Path, runner: CliRunner) -> None:
     result = runner.invoke(app, ["play", "--out", str(log_path)], input="help\nquit\n")
     assert result.exit_code == 0, result.output
     assert "nothing logged" in result.output and log_path.read_bytes() == b""
+    ended = runner.invoke(app, ["play", "--out", str(log_path)], input="ask 1\n")  # input ends mid-game
+    assert ended.exit_code == 130 and log_path.read_bytes() == b""
 
 
 def test_a_scenario_that_cannot_be_played_is_refused_by_option(runner: CliRunner, tmp_path: Path) -> None:

@@ -73,6 +73,7 @@ COMMANDS = (
     ("system", "the system prompt again"),
     ("again", "this turn's message again"),
     ("quit", "end the game (nothing is logged)"),
+    ("(empty line)", "inside an unfinished JSON object: send it as it is"),
 )
 
 
@@ -132,10 +133,14 @@ class HumanSeat:
                     return shortcut
 
     def _whole_object(self, first: str) -> str:
-        """`first` and the lines after it until its braces close."""
+        """`first` and the lines after it until its braces close, or an empty line sends what
+        was typed as it is."""
         lines = [first]
         while _open_braces("\n".join(lines)) > 0:
-            lines.append(self.terminal.read("... "))
+            line = self.terminal.read("... ")
+            if not line.strip():
+                break
+            lines.append(line)
         return "\n".join(lines)
 
     def _help(self) -> str:
