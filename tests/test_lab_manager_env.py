@@ -23,6 +23,17 @@ from tests.docs_pages import blocks, page
 MODES = ("structured", "text")
 
 
+def test_it_is_a_plain_gymnasium_env() -> None:
+    """No PettingZoo in between: the env and the session it holds import none of it."""
+    from pathlib import Path
+
+    import replicalab.envs.lab_manager_v2 as module
+    import replicalab.envs.session as session
+
+    for source in (module.__file__, session.__file__):
+        assert "pettingzoo" not in Path(str(source)).read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_gymnasium_check_env(mode: str) -> None:
     env = gym.make(replicalab.envs.LAB_MANAGER_ENV_ID, action_mode=mode)
