@@ -134,4 +134,4 @@ def play_command(
         handle.write((log.model_dump_json() + "\n").encode("utf-8"))
     for part in report.replay(log):  # the negotiation, what each move paid, the judge's account
         console.print(part)
-    console.print(f"logged to {out} (replicalab replay {out} -1)")
+    console.print(Text(f"logged to {out} (replicalab replay {out} -1)"))

@@ -28,7 +28,7 @@ from replicalab.envs.codec import decode_lab_manager
 from replicalab.envs.spaces import QUESTIONS
 from replicalab.episode import Episode
 from replicalab.models import Protocol as Plan
-from replicalab.moves import LAB_MANAGER_ACTION_TYPES, SCIENTIST, ActionError
+from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST, ActionError
 from replicalab.scenarios import NormalizedScenarioPack
 
 __all__ = ["COMMANDS", "SHORTCUTS", "HumanSeat", "Quit", "Terminal", "human_lab_manager", "human_scientist"]
@@ -61,7 +61,7 @@ SHORTCUTS = {
             "print a revise_protocol JSON of the plan on the table (a propose skeleton without one) to edit",
         ),
     ),
-    "lab_manager": tuple(
+    LAB_MANAGER: tuple(
         (stance.value.split("_")[0], f"{stance.value} with the grounded check's flags and explanation")
         for stance in LAB_MANAGER_ACTION_TYPES
     ),
