@@ -108,12 +108,18 @@ def test_text_mode_reads_json_and_shows_the_llm_prompt() -> None:
     obs, info = env.reset(seed=0)
     assert info["system_prompt"].startswith("You are the Lab Manager") and "Round 1" in obs["prompt"]
     answer: LabManagerAction = grounded_lab_response(env.unwrapped.episode)
-    _, _, _, _, info = env.step(answer.model_dump_json())
-    assert info["error"] is None
+    obs, _, _, _, info = env.step(answer.model_dump_json())
+    assert info["error"] is None and env.observation_space.contains(obs)
     _, _, _, _, info = env.step(2)  # a stance's number is the structured space's
     assert info["error"]["code"] == "wrong_action_type"
     with pytest.raises(TypeError, match="action_masks"):
         env.unwrapped.action_masks()
+    done = False
+    while not done:  # every observation of a whole episode is in the space, prompt and all
+        answer = grounded_lab_response(env.unwrapped.episode)
+        obs, _, terminated, truncated, info = env.step(answer.model_dump_json())
+        assert env.observation_space.contains(obs) and info["error"] is None
+        done = terminated or truncated
 
 
 def _baseline(episode: Episode) -> Any:
