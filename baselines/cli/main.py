@@ -1,4 +1,4 @@
-"""`replicalab`: evaluate policies, replay logged episodes, report runs as HTML, browse scenarios, compare rewards, train.
+"""`replicalab`: evaluate policies, replay logged episodes, play a seat yourself, report runs as HTML, browse scenarios, compare rewards, train.
 
     replicalab evaluate                       # baseline vs grounded Lab Manager, 180 episodes
     replicalab evaluate --scientist random --out runs/random.jsonl --jobs 2
@@ -36,7 +36,7 @@ from replicalab.baselines.cli.train import train_command
 
 app = typer.Typer(
     name="replicalab",
-    help="ReplicaLab: evaluate Scientist policies, replay episodes, browse scenarios, train a Scientist.",
+    help="ReplicaLab: evaluate Scientist policies, replay episodes, play a seat, browse scenarios, train a Scientist.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
