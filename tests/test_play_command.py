@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import select
 import subprocess
 import sys
@@ -16,6 +15,8 @@ from typer.testing import CliRunner
 
 from replicalab.baselines.cli import app
 from replicalab.models import EpisodeLog
+
+pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX's")
 
 PLAN = json.dumps(
     {
