@@ -42,6 +42,7 @@ RUN_ELSEWHERE = {
     ("command-line.md", "compare-rewards --train"): "test_compare_rewards_training.py",
     ("serving.md", "replicalab serve"): "test_server_run.py",
     ("command-line.md", "replicalab serve"): "test_server_run.py",
+    ("command-line.md", "replicalab play"): "test_play_command.py",
     ("report.md", "replicalab report"): "test_html_report.py",
     ("command-line.md", "replicalab report"): "test_html_report.py",
     ("serving.md", "websockets.sync.client"): "test_server_docs.py",

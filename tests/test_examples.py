@@ -64,6 +64,11 @@ PROMISES = {
         r"iteration 3: \d+ episodes, mean return scientist [+-]\d+\.\d\d, lab_manager [+-]\d+\.\d\d",
         r"ml_benchmark-test-\w+-\d+: verdict \w+, \d rounds, 0 refused moves, scientist return [+-]\d",
     ],
+    "10_lab_manager_ppo.py": [
+        r"trained 256 steps",
+        r"trained\s+9 test episodes, \d agreements, mean return [+-]\d+\.\d\d",
+        r"grounded\s+9 test episodes, \d agreements, mean return [+-]\d+\.\d\d",
+    ],
 }
 # Examples of the trainers need their optional extra (CI installs every extra): (extra, module).
 EXTRAS = {
@@ -71,6 +76,7 @@ EXTRAS = {
     "07_trl_grpo.py": ("trl", "trl"),
     "08_maskable_ppo.py": ("train", "sb3_contrib"),
     "09_rllib_multi_agent.py": ("rllib", "ray"),
+    "10_lab_manager_ppo.py": ("train", "sb3_contrib"),
 }
 
 

@@ -1,9 +1,10 @@
-"""`replicalab`: evaluate policies, replay logged episodes, report runs as HTML, browse scenarios, compare rewards, train.
+"""`replicalab`: evaluate policies, replay logged episodes, play a seat yourself, report runs as HTML, browse scenarios, compare rewards, train.
 
     replicalab evaluate                       # baseline vs grounded Lab Manager, 180 episodes
     replicalab evaluate --scientist random --out runs/random.jsonl --jobs 2
     replicalab evaluate --backend ray --jobs 8   # Ray tasks (RAY_ADDRESS's cluster, else local)
     replicalab replay runs/random.jsonl 3     # or an episode id; -1 is the last
+    replicalab play -t ml_benchmark -d hard --seed 7   # play the Scientist yourself; --lab-manager for the other seat
     replicalab report runs/baseline.jsonl runs/random.jsonl --out report.html   # needs [report]
     replicalab evaluate --template-file my_family.json -t my_family --seeds 2
     replicalab scenarios --show ml_benchmark hard 7
@@ -26,6 +27,7 @@ import typer
 from replicalab import __version__
 from replicalab.baselines.cli.compare_rewards import compare_rewards_command
 from replicalab.baselines.cli.evaluate import evaluate
+from replicalab.baselines.cli.play import play_command
 from replicalab.baselines.cli.replay import replay
 from replicalab.baselines.cli.report import report
 from replicalab.baselines.cli.scenarios import scenarios
@@ -34,7 +36,7 @@ from replicalab.baselines.cli.train import train_command
 
 app = typer.Typer(
     name="replicalab",
-    help="ReplicaLab: evaluate Scientist policies, replay episodes, browse scenarios, train a Scientist.",
+    help="ReplicaLab: evaluate Scientist policies, replay episodes, play a seat, browse scenarios, train a Scientist.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -65,3 +67,4 @@ app.command()(report)
 app.command("train")(train_command)
 app.command("compare-rewards")(compare_rewards_command)
 app.command()(serve)
+app.command("play")(play_command)
