@@ -1,8 +1,12 @@
 """ReplicaLab: the framework-free core of the experiment-planning negotiation."""
 
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-__version__ = "0.2.0"
+try:
+    __version__ = version("replicalab")  # the installed distribution's, never a second copy
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
 
 
 def load_environment(*args: Any, **kwargs: Any) -> Any:

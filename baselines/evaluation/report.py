@@ -51,8 +51,9 @@ RESULT_COLUMNS: dict[str, Callable[[Summary], str]] = {
     "fidelity": lambda row: number(row.fidelity),
     "regret": lambda row: number(row.regret),
     "norm.": lambda row: number(row.normalised),
+    "vs\npublic": lambda row: number(row.vs_public),
 }
-_NARROW_COLUMNS = ("n", "score ± 95% CI", "agree", "accepted\ninfeasible", "norm.")
+_NARROW_COLUMNS = ("n", "score ± 95% CI", "agree", "accepted\ninfeasible", "norm.", "vs\npublic")
 """The default columns after `cell`: what an 80-column terminal holds without cutting a value."""
 
 
