@@ -38,7 +38,7 @@ class OracleScores(Contract):
     settings: the oracle's (`scores`) and the public-information oracle's (`public_scores`).
     A file written before the public oracle was played, or provenance recorded, lacks them."""
 
-    provenance: Provenance | None = None  # the run's, with the oracle as its policy
+    provenance: Provenance | None = None  # the run's, with the oracle against the grounded Lab Manager
     scores: dict[str, float]
     public_scores: dict[str, float] | None = None
 
@@ -79,8 +79,9 @@ def write_oracle(
     if reference is None:
         path.unlink(missing_ok=True)
         return
+    seats = {"policy": "oracle", "model": None, "lab_manager": "grounded", "lab_manager_model": None}
     scores = OracleScores(
-        provenance=None if provenance is None else provenance.model_copy(update={"policy": "oracle"}),
+        provenance=None if provenance is None else provenance.model_copy(update=seats),
         scores=_by_scenario(reference),
         public_scores=None if public is None else _by_scenario(public),
     )
@@ -89,6 +90,21 @@ def write_oracle(
 
 def _by_scenario(episodes: Sequence[EpisodeDigest]) -> dict[str, float]:
     return {episode.scenario_id: episode.score for episode in episodes}
+
+
+def reference_scores(
+    log: str | os.PathLike[str], played: Provenance | None
+) -> tuple[dict[str, float] | None, dict[str, float] | None]:
+    """The oracle's and the public-information oracle's scores kept beside the log `log` (None
+    for what its run did not play), refused where they were played under other settings than
+    the run, whose provenance is `played`."""
+    kept = read_oracle(log)
+    if kept is None:
+        return None, None
+    if kept.provenance is not None and played is not None:
+        if kept.provenance.without_seats() != played.without_seats():
+            raise ValueError(f"{oracle_path(log)}: played under other settings than {log}; run evaluate again")
+    return kept.scores, kept.public_scores
 
 
 def read_oracle(log: str | os.PathLike[str]) -> OracleScores | None:

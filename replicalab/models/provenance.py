@@ -22,6 +22,7 @@ Reading = Literal["text", "facts"]
 public facts of each candidate (a training aid whose scores are not the reading benchmark's)."""
 ANY_SEED = "any"
 """`Provenance.seeds` of a producer that draws its scenario seeds (a training env)."""
+SEAT_FIELDS = ("policy", "model", "lab_manager", "lab_manager_model")
 _SEEDS = re.compile(r"\d+(-\d+)?(,\d+(-\d+)?)*")
 _VERSION_SUFFIX = re.compile(r"v(\d+)$")
 
@@ -58,6 +59,11 @@ class Provenance(Contract):
             f"reward {self.reward_preset} · reading {self.reading} · seeds {self.seeds} · "
             f"replicalab {self.package_version}"
         )
+
+    def without_seats(self) -> dict[str, object]:
+        """Everything but who sat in the seats: what a reference policy's scores must share
+        with a run to be compared with it."""
+        return self.model_dump(exclude=set(SEAT_FIELDS))
 
     def flat(self) -> dict[str, str]:
         """The record as text columns, for a CSV row: lists comma-joined, None empty."""
