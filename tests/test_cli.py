@@ -3,8 +3,8 @@ mistakes exit non-zero with one clear line and no traceback."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import csv
+import importlib.metadata
 import json
 from pathlib import Path
 

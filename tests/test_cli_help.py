@@ -39,7 +39,6 @@ def test_train_help_names_the_extra() -> None:
     assert "needs the [train] extra" in result.output
 
 
-
 PLACEHOLDER = re.compile(r"<\w+(\[\w+\])?( range)?>|\{\w+\}")
 """Typer's own labels: `<bool>` beside a flag, `<str>` or `<list[str]>` for a value, `{path}` for
 a required argument in the usage line."""

@@ -262,7 +262,9 @@ def test_the_command_warns_on_mixed_splits_and_refuses_another_runs_oracle(
     runs = made[0].parent / "runs"
     validation = tmp_path / "validation.jsonl"
     _invoke(["evaluate", *GRID, "--split", "validation", "--out", str(validation)])
-    both = CliRunner().invoke(app, ["report", str(runs / "reader.jsonl"), str(validation), "-o", str(tmp_path / "r.html")])
+    both = CliRunner().invoke(
+        app, ["report", str(runs / "reader.jsonl"), str(validation), "-o", str(tmp_path / "r.html")]
+    )
     assert both.exit_code == 0, both.output
     assert "warning: These runs mix splits (test, validation)" in both.stderr
     shutil.copy(runs / "reader.oracle.json", tmp_path / "validation.oracle.json")  # the test split's

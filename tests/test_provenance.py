@@ -59,7 +59,9 @@ def test_a_resume_refuses_a_file_another_version_wrote(tmp_path: Path) -> None:
         if log.provenance is not None
     ]
     out.write_text("".join(log.model_dump_json() + "\n" for log in older), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"random.jsonl:1: written by random vs grounded .* replicalab 0\.2\.0"):
+    with pytest.raises(
+        ValueError, match=r"random.jsonl:1: written by random vs grounded .* replicalab 0\.2\.0"
+    ):
         run_grid(GRID, RandomScientist, out=out, resume=True)
     assert len(out.read_bytes().splitlines()) == 3  # nothing touched
 

@@ -119,11 +119,16 @@ def test_the_config_records_what_the_model_was_trained_on() -> None:
     provenance = Provenance.model_validate(recorded["provenance"])
     assert provenance.package_version == importlib.metadata.version("replicalab")
     assert (provenance.env_id, provenance.game_version) == ("ReplicaLab/Scientist-v2", 2)
-    assert (provenance.policy, provenance.split, provenance.reward_preset) == ("MaskablePPO", "train", "potential")
+    assert (provenance.policy, provenance.split, provenance.reward_preset) == (
+        "MaskablePPO",
+        "train",
+        "potential",
+    )
     assert provenance.difficulties == ("easy", "medium", "hard") and provenance.reading == "text"
-    assert provenance.seeds == "0-44" and Provenance.model_validate(
-        recorded_settings(TrainConfig())["provenance"]
-    ).seeds == "any"
+    assert (
+        provenance.seeds == "0-44"
+        and Provenance.model_validate(recorded_settings(TrainConfig())["provenance"]).seeds == "any"
+    )
 
 
 def test_a_point_is_measured_at_the_first_rollout_boundary_after_each_multiple() -> None:

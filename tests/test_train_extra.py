@@ -63,9 +63,12 @@ def _texts() -> list[Path]:
 
 
 def test_every_hint_for_a_torch_extra_pins_the_cpu_build_first_and_checks_the_install() -> None:
-    assert CPU_TORCH_FIRST == f"pip install --retries 1 torch==2.13.0+cpu --extra-index-url {TORCH_CPU_INDEX}"
+    assert f"pip install --retries 1 torch==2.13.0+cpu --extra-index-url {TORCH_CPU_INDEX}" == CPU_TORCH_FIRST
     for extra in TORCH_EXTRAS:
-        assert install_hint(extra) == f"{CPU_TORCH_FIRST} && pip install 'replicalab[{extra}]' && {CPU_TORCH_CHECK}"
+        assert (
+            install_hint(extra)
+            == f"{CPU_TORCH_FIRST} && pip install 'replicalab[{extra}]' && {CPU_TORCH_CHECK}"
+        )
     assert install_hint("llm") == "pip install 'replicalab[llm]'"
     hints = 0
     for path in _texts():

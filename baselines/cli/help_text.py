@@ -9,7 +9,6 @@ from typing import Any
 
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-
 _WORDS = {"str": "TEXT", "int": "INTEGER", "float": "FLOAT"}
 """Typer's type labels that click's words name otherwise; the rest (path, file) are upper-cased."""
 
@@ -34,7 +33,7 @@ def _usage(param: Any, ctx: Any) -> list[str]:
     """An argument as the usage line shows it: `PATH`, `[EPISODE]`, `PATHS...`."""
     if not isinstance(param, TyperArgument):
         return list(param.get_usage_pieces(ctx))
-    name = param.metavar if param.required else f"[{param.metavar}]"
+    name = str(param.metavar) if param.required else f"[{param.metavar}]"
     return [name + ("..." if param.nargs != 1 else "")]
 
 

@@ -14,7 +14,8 @@
 
 Results go to stdout, the progress bar and errors to stderr. A mistake in the command line
 (unknown template, bad file) ends with a one-line message and a non-zero exit, no traceback:
-2 for a bad option, 1 for a file or run that cannot be used.
+2 for a bad option, 1 for a file or run that cannot be used; `evaluate` exits 3 after a partial
+run (episodes lost to a model server's failure; `--allow-partial` makes it 0).
 """
 
 from __future__ import annotations

@@ -45,4 +45,3 @@ def report(
         typer.echo(f"warning: {warning}", err=True)
     episodes = sum(len(run.logs) for run in runs)
     typer.echo(f"wrote {out}: {counted(len(runs), 'run')}, {counted(episodes, 'episode')}")
-

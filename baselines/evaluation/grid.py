@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 
 from replicalab.baselines.policies.chat import EpisodeUsage
-from replicalab.baselines.policies.interface import Policy, reset_policy
+from replicalab.baselines.policies.interface import Policy, Seat, reset_policy
 from replicalab.digest import EpisodeDigest
 from replicalab.episode import Episode, check_max_rounds
 from replicalab.models import EpisodeLog, Provenance, seed_ranges
@@ -90,7 +90,7 @@ class Settings:
         check_split(self.split)
 
 
-def run_provenance(grid: Grid, settings: Settings, scientist: Policy, lab_manager: Policy) -> Provenance:
+def run_provenance(grid: Grid, settings: Settings, scientist: Seat, lab_manager: Seat) -> Provenance:
     """What a run of `grid` under `settings` by these seats records as having produced it."""
     return Provenance(
         policy=scientist.name,

@@ -285,7 +285,7 @@ def build_page(runs: Sequence[Run]) -> str:
         f"<h1>{_e(title)}</h1>",
         *(f'<p class="warning">{_e(warning)}</p>' for warning in comparability_warnings(runs)),
         "<h2>Results</h2>",
-        *(f"<h3 class=\"group\">{_e(key)}</h3>\n" + "\n".join(members) for key, members in groups.items()),
+        *(f'<h3 class="group">{_e(key)}</h3>\n' + "\n".join(members) for key, members in groups.items()),
         "<h2>Plots</h2>",
         *figures,
         "<h2>Episodes</h2>",

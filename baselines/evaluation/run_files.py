@@ -101,9 +101,9 @@ def reference_scores(
     kept = read_oracle(log)
     if kept is None:
         return None, None
-    if kept.provenance is not None and played is not None:
-        if kept.provenance.without_seats() != played.without_seats():
-            raise ValueError(f"{oracle_path(log)}: played under other settings than {log}; run evaluate again")
+    recorded = kept.provenance
+    if recorded is not None and played is not None and recorded.without_seats() != played.without_seats():
+        raise ValueError(f"{oracle_path(log)}: played under other settings than {log}; run evaluate again")
     return kept.scores, kept.public_scores
 
 
