@@ -1,12 +1,10 @@
 """ReplicaLab: the framework-free core of the experiment-planning negotiation."""
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-try:
-    __version__ = version("replicalab")  # the installed distribution's, never a second copy
-except PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
+from replicalab.version import __version__
+
+__all__ = ["__version__", "load_environment"]
 
 
 def load_environment(*args: Any, **kwargs: Any) -> Any:

@@ -20,7 +20,7 @@ GRID = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2"]
 
 def _printed_rows(stdout: str) -> list[list[str]]:
     """The body rows of the printed table, cell by cell."""
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in stdout.splitlines()]
+    rows = [[cell.strip() for cell in line.split("│")] for line in stdout.splitlines() if "│" in line]
     return [row for row in rows if row and row[0] and row[0] != "cell"]
 
 

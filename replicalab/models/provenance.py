@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from replicalab import __version__
 from replicalab.models.base import Contract
+from replicalab.version import __version__
 
 GAME_VERSION = 2
 """The version of the game's rules; it bumps with every change that moves a score."""
