@@ -36,7 +36,7 @@ def _error(runner: CliRunner, code: int, *args: str) -> str:
 
 
 def _row(output: str, label: str) -> list[str]:
-    line = next(line for line in output.splitlines() if f" {label} " in line)
+    line = next(line for line in output.splitlines() if line.lstrip("│┃ ").startswith(f"{label} "))
     return [cell.strip() for cell in line.strip("│┃ ").split("│")]
 
 

@@ -64,7 +64,9 @@ def rows() -> list[Summary]:
     """A realistic table: every built-in cell (the longest label included), with an oracle."""
     grid = Grid.of(seeds=3)
     mine = run_grid(grid, RandomScientist).digests
-    return summarize(mine, run_grid(grid, OracleScientist).digests, run_grid(grid, PublicOracleScientist).digests)
+    return summarize(
+        mine, run_grid(grid, OracleScientist).digests, run_grid(grid, PublicOracleScientist).digests
+    )
 
 
 def _render(table: object, width: int) -> str:
@@ -74,7 +76,7 @@ def _render(table: object, width: int) -> str:
 
 
 def _values(text: str, label: str) -> list[str]:
-    line = next(line for line in text.splitlines() if f" {label} " in line)
+    line = next(line for line in text.splitlines() if line.startswith(f"{label} "))
     return [cell.strip() for cell in line.strip("│┃ ").split("│")]
 
 
