@@ -34,16 +34,17 @@ venv: $(READY)
 
 # Every optional extra, which CI tests too (`make extras test`). torch's CPU build goes first: the
 # trl, train and rllib extras ask for torch, and PyPI's Linux torch is a CUDA build of several GB.
-# The recipe is the one every missing-extra message gives (replicalab/install.py): PyTorch's CPU
-# index beside PyPI, where pip takes the highest match and 2.13.0+cpu outranks PyPI's 2.13.0 (on
-# macOS PyPI's build is the CPU one). Where that index can't be reached (--retries 1 keeps the
-# wait short), a local 2.13.0+cpu wheel found by pip still wins. The check after the install (the
-# one the recipe ends with) fails the build, giving the fix, if a CUDA torch or an nvidia-* package
-# came in all the same.
+# The recipe is the one every missing-extra message gives (replicalab/install.py): torch pinned to
+# 2.13.0+cpu, which only PyTorch's CPU index has (on macOS PyPI's plain 2.13.0 is the CPU build),
+# its dependencies from PyPI. Where that index can't be reached (--retries 1 keeps the wait short),
+# a local 2.13.0+cpu wheel found by pip is taken, and without one the install stops before any
+# download. The check after the install (the one the recipe ends with) fails the build, giving the
+# fix, if a CUDA torch or an nvidia-* package came in all the same.
 TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+TORCH_CPU := torch==2.13.0$(if $(filter Darwin,$(shell uname -s)),,+cpu)
 EXTRAS := $(VENV)/extras
 $(EXTRAS): $(READY)
-	$(BIN)/pip install -q --retries 1 torch==2.13.0 --extra-index-url $(TORCH_CPU_INDEX)
+	$(BIN)/pip install -q --retries 1 $(TORCH_CPU) --extra-index-url $(TORCH_CPU_INDEX)
 	$(BIN)/pip install -q -e '.[dev,llm,verifiers,trl,train,rllib,server,report]'
 	$(BIN)/python -m replicalab.install --check-cpu-torch
 	touch $@
@@ -51,7 +52,7 @@ $(EXTRAS): $(READY)
 extras: $(EXTRAS)
 
 evaluate: $(READY)
-	$(BIN)/replicalab evaluate -s reader
+	$(BIN)/replicalab evaluate
 
 # mypy (strict, over every package under its installed name) runs beside pytest (one worker per
 # core, pytest-xdist): neither writes what the other reads, and mypy fills what pytest leaves idle

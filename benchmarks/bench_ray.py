@@ -38,7 +38,18 @@ _CLI = [sys.executable, "-c", "from replicalab.baselines.cli import app; app(pro
 
 def _evaluate(backend: Backend, jobs: int, out: Path) -> float:
     start = time.perf_counter()
-    command = [*_CLI, "evaluate", "--jobs", str(jobs), "--backend", backend, "--out", str(out)]
+    command = [
+        *_CLI,
+        "evaluate",
+        "-s",
+        "baseline",
+        "--jobs",
+        str(jobs),
+        "--backend",
+        backend,
+        "--out",
+        str(out),
+    ]
     subprocess.run(command, check=True, capture_output=True)
     return time.perf_counter() - start
 

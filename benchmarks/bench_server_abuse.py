@@ -450,7 +450,9 @@ def sigterm(log: Path) -> str:
     for sock in held:
         sock.close()
     queued = len(held) - len(addresses)
-    return f"SIGTERM with {live} live sessions and {queued:,} handshakes queued for theirs: exit in {took:.2f} s"
+    return (
+        f"SIGTERM with {live} live sessions and {queued:,} handshakes queued for theirs: exit in {took:.2f} s"
+    )
 
 
 def startup(runs: int) -> str:

@@ -6,7 +6,7 @@ trained on the scenarios' own text stand in for a real policy, so the example ru
 CPU. That model never writes a valid move, so every episode returns the same and GRPO has no
 spread to learn from; a real policy (`AutoModelForCausalLM.from_pretrained`, `use_vllm=True`)
 writes moves whose returns differ within a group.
-Run: pip install -e '.[trl]' --extra-index-url https://download.pytorch.org/whl/cpu && python -m replicalab.install --check-cpu-torch
+Run: pip install --retries 1 torch==2.13.0+cpu --extra-index-url https://download.pytorch.org/whl/cpu && pip install -e '.[trl]' && python -m replicalab.install --check-cpu-torch
      python examples/07_trl_grpo.py
 """
 

@@ -3,7 +3,7 @@ the saved model on the held-out test papers through the runner, as `replicalab e
 --scientist PATH.zip` does. A short run, to show the loop: `replicalab train` trains for real.
 
 Needs the [train] extra, with torch's CPU build:
-  pip install -e '.[train]' --extra-index-url https://download.pytorch.org/whl/cpu && python -m replicalab.install --check-cpu-torch
+  pip install --retries 1 torch==2.13.0+cpu --extra-index-url https://download.pytorch.org/whl/cpu && pip install -e '.[train]' && python -m replicalab.install --check-cpu-torch
 Run: python examples/08_maskable_ppo.py
 """
 

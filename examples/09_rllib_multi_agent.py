@@ -3,7 +3,7 @@ PettingZoo wrapper of the AEC env (two policies, "scientist" and "lab_manager", 
 that masks illegal moves), then let the trained pair negotiate on held-out test papers.
 
 Needs the [rllib] extra, with torch's CPU build:
-  pip install -e '.[rllib]' --extra-index-url https://download.pytorch.org/whl/cpu && python -m replicalab.install --check-cpu-torch
+  pip install --retries 1 torch==2.13.0+cpu --extra-index-url https://download.pytorch.org/whl/cpu && pip install -e '.[rllib]' && python -m replicalab.install --check-cpu-torch
 Run: python examples/09_rllib_multi_agent.py
 """
 

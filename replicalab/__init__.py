@@ -2,7 +2,9 @@
 
 from typing import Any
 
-__version__ = "0.2.0"
+from replicalab.version import __version__
+
+__all__ = ["__version__", "load_environment"]
 
 
 def load_environment(*args: Any, **kwargs: Any) -> Any:

@@ -2,11 +2,13 @@
 and used by `make extras`, and the check that ends it (`python -m replicalab.install
 --check-cpu-torch`).
 
-The extras that bring torch (train, trl, rllib) are installed with PyTorch's CPU index beside
-PyPI: pip takes the highest matching version from both, and a `+cpu` build outranks PyPI's
-release of the same number, which on Linux is a CUDA build of several GB. Where the CPU index
-cannot be reached, pip says so only in warnings, takes PyPI's CUDA build and exits 0; the check
-after the install turns that into an error that gives the fix. Drop both for a CUDA machine.
+The extras that bring torch (train, trl, rllib) are installed after torch's CPU build, pinned to
+its local version (`torch==2.13.0+cpu` on Linux and Windows): only PyTorch's CPU index, or a
+wheel of it that pip finds on disk, holds that version, so pip can never resolve PyPI's release
+instead, which on Linux is a CUDA build of several GB. Where the CPU index cannot be reached and
+no such wheel is found, the first command fails at once, before any download; the check after
+the install says what to do then. (On macOS PyPI's build is the CPU one, and the pin is the plain
+version.) Drop all three for a CUDA machine.
 """
 
 from __future__ import annotations
@@ -16,17 +18,34 @@ import importlib.metadata
 import sys
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_VERSION = "2.13.0"  # the CPU build `make extras` and the recipe install
 TORCH_EXTRAS = frozenset({"train", "trl", "rllib"})  # the extras whose packages ask for torch
 CPU_TORCH_CHECK = "python -m replicalab.install --check-cpu-torch"
-CPU_TORCH_FIX = f"pip install --force-reinstall torch --index-url {TORCH_CPU_INDEX}"
+
+
+def cpu_torch(platform: str = sys.platform) -> str:
+    """torch's CPU build as a pip requirement on `platform`: its `+cpu` local version, which
+    PyPI never has, except on macOS, where PyTorch's CPU build carries the plain version."""
+    return f"torch=={TORCH_VERSION}" if platform == "darwin" else f"torch=={TORCH_VERSION}+cpu"
+
+
+CPU_TORCH_FIRST = f"pip install --retries 1 {cpu_torch()} --extra-index-url {TORCH_CPU_INDEX}"
+"""The recipe's first command: torch's CPU build alone, its dependencies from PyPI."""
+CPU_TORCH_FIX = f"pip install --force-reinstall {cpu_torch()} --extra-index-url {TORCH_CPU_INDEX}"
+UNREACHABLE_INDEX = (
+    f"Where {TORCH_CPU_INDEX} cannot be reached, download its torch {TORCH_VERSION} CPU wheel for "
+    "this Python elsewhere and install that file (pip install ./torch-*.whl, or keep it in a folder "
+    "pip's --find-links names), then the extra; in a checkout, `make extras` installs every extra "
+    "with any such wheel pip finds."
+)
 
 
 def install_hint(extra: str) -> str:
-    """The command that installs `extra`: for the extras that need torch, with torch's CPU index
-    and the check that the CPU build is what came in."""
+    """The command that installs `extra`: for the extras that need torch, torch's CPU build
+    first and the check that it is what came in."""
     command = f"pip install 'replicalab[{extra}]'"
     if extra in TORCH_EXTRAS:
-        command += f" --extra-index-url {TORCH_CPU_INDEX} && {CPU_TORCH_CHECK}"
+        command = f"{CPU_TORCH_FIRST} && {command} && {CPU_TORCH_CHECK}"
     return command
 
 
@@ -44,7 +63,7 @@ def cpu_torch_problem() -> str | None:
     try:
         version = importlib.metadata.version("torch")
     except importlib.metadata.PackageNotFoundError:
-        return f"torch is not installed; install its CPU build: {CPU_TORCH_FIX}"
+        return f"torch is not installed; install its CPU build: {CPU_TORCH_FIRST}. {UNREACHABLE_INDEX}"
     found = cuda_packages()
     if not version.partition("+")[2].startswith("cu") and not found:
         return None
@@ -52,7 +71,8 @@ def cpu_torch_problem() -> str | None:
     remove = f"pip uninstall -y {' '.join(found)} && " if found else ""
     return (
         f"torch {version} is a CUDA build{beside} where the CPU build was asked for (PyTorch's CPU "
-        f"index was probably unreachable, and pip took PyPI's CUDA build). Fix: {remove}{CPU_TORCH_FIX}"
+        f"index was probably unreachable, and pip took PyPI's CUDA build). Fix: {remove}{CPU_TORCH_FIX}. "
+        f"{UNREACHABLE_INDEX}"
     )
 
 

@@ -4,6 +4,7 @@ mistakes exit non-zero with one clear line and no traceback."""
 from __future__ import annotations
 
 import csv
+import importlib.metadata
 import json
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def _error(runner: CliRunner, code: int, *args: str) -> str:
 
 
 def _row(output: str, label: str) -> list[str]:
-    line = next(line for line in output.splitlines() if f" {label} " in line)
+    line = next(line for line in output.splitlines() if line.lstrip("│┃ ").startswith(f"{label} "))
     return [cell.strip() for cell in line.strip("│┃ ").split("│")]
 
 
@@ -48,15 +49,23 @@ def test_evaluate_prints_a_table_per_cell_with_regret(runner: CliRunner) -> None
         assert cells[0] == label and cells[1] == "2"
     overall = _row(out, "overall")
     assert overall[1] == "4" and overall[4] == "100%"  # the reader agrees on these seeds
-    assert float(overall[-2]) > 0 and 0 < float(overall[-1]) < 1  # regret, normalised score
-    assert "oracle mean score" in out
+    regret, normalised, vs_public = map(float, overall[-3:])
+    assert regret > 0 and 0 < normalised < 1 and 0 < vs_public < 1.5
+    assert "oracle mean score" in out and "public-information oracle" in out
+
+
+def test_evaluate_by_default_plays_the_reader_and_scores(runner: CliRunner) -> None:
+    out = _ok(runner, "evaluate", *TINY)
+    assert "reader vs grounded" in out
+    score, *_ = _row(out, "overall")[2].split(" ± ")
+    assert float(score) > 0  # the paper-blind baseline scores 0 in every cell
 
 
 def test_evaluate_oracle_has_no_regret(runner: CliRunner) -> None:
     overall = _row(_ok(runner, "evaluate", *TINY, "--scientist", "oracle", "--wide"), "overall")
-    assert overall[-2:] == ["0.00", "1.00"]
+    assert overall[-3:-1] == ["0.00", "1.00"] and float(overall[-1]) >= 1  # it reads every paper
     no_oracle = _row(_ok(runner, "evaluate", *TINY, "--no-oracle", "--wide"), "overall")
-    assert no_oracle[-2:] == ["—", "—"]
+    assert no_oracle[-3:] == ["—", "—", "—"]
 
 
 def test_evaluate_writes_and_resumes_a_log(runner: CliRunner, tmp_path: Path) -> None:
@@ -205,7 +214,8 @@ def test_compare_rewards_writes_a_table_and_a_png(runner: CliRunner, tmp_path: P
     assert str(png) in out.replace("\n", "")
 
 
-def test_the_version_option_prints_the_package_version(runner: CliRunner) -> None:
+def test_the_version_option_prints_the_installed_version(runner: CliRunner) -> None:
+    installed = importlib.metadata.version("replicalab")
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0
-    assert result.stdout.strip() == f"replicalab {replicalab.__version__}"
+    assert result.stdout.strip() == f"replicalab {installed}" and replicalab.__version__ == installed

@@ -37,3 +37,23 @@ def test_help_keeps_bracketed_words(name: str) -> None:
 def test_train_help_names_the_extra() -> None:
     result = CliRunner().invoke(app, ["train", "--help"], env={"COLUMNS": "400"})
     assert "needs the [train] extra" in result.output
+
+
+PLACEHOLDER = re.compile(r"<\w+(\[\w+\])?( range)?>|\{\w+\}")
+"""Typer's own labels: `<bool>` beside a flag, `<str>` or `<list[str]>` for a value, `{path}` for
+a required argument in the usage line."""
+
+
+@pytest.mark.parametrize("name", ["", *sorted(COMMANDS.commands)])
+def test_help_shows_no_placeholder(name: str) -> None:
+    result = CliRunner().invoke(app, [*([name] if name else []), "--help"], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.strip().splitlines()
+    assert not PLACEHOLDER.search(lines[0]), lines[0]  # the usage line
+    options = [line for line in lines if re.match(r"│ +-", line)]  # an option's row, not an argument's
+    assert any("--help" in line for line in options)
+    for line in options:
+        assert not PLACEHOLDER.search(line), line
+    flags = [line for line in options if "--no-" in line or "--help" in line or "--version" in line]
+    for line in flags:  # a flag takes no value: nothing between its name and its help
+        assert re.match(r"│ +(-\w |--[\w-]+|--no-[\w-]+…?| )+ {2,}[A-Z]", line), line

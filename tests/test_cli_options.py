@@ -142,8 +142,8 @@ def test_a_one_episode_file_says_episode(runner: CliRunner, tmp_path: Path) -> N
     assert lines[-1].startswith("1 episode played in")
     assert "(1 episode)" in _error(runner, 1, "replay", str(path), "3")
     assert (
-        _ok(runner, "evaluate", *ONE).splitlines()[-1].startswith("2 episodes played in")
-    )  # and the oracle's
+        _ok(runner, "evaluate", *ONE).splitlines()[-1].startswith("3 episodes played in")
+    )  # and the oracle's and the public-information oracle's
 
 
 # --------------------------------------------------------------------------- reward config

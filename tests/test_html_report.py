@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shlex
@@ -23,7 +24,7 @@ from tests.docs_pages import blocks, page
 
 pytest.importorskip("plotly", reason="the report extra (plotly) is not installed")
 
-RUNS = {"baseline": [], "random": ["--scientist", "random"]}
+RUNS = {"reader": [], "random": ["--scientist", "random"]}
 GRID = ["-t", "ml_benchmark", "-d", "easy,hard", "--seeds", "2"]
 
 
@@ -94,9 +95,49 @@ def test_the_page_fills_norm_and_regret_as_evaluate_did(
     for table, name in zip(tables, RUNS, strict=True):
         written = json.loads((path.parent / "runs" / f"{name}.summary.json").read_text(encoding="utf-8"))
         rows = [re.findall(r"<td>(.*?)</td>", row) for row in re.findall(r"<tr>(.*?)</tr>", table)]
-        shown = [(cells[0], cells[-2], cells[-1]) for cells in rows if cells]  # cell, regret, norm.
-        assert shown == [(r["cell"], report.number(r["regret"]), report.number(r["norm"])) for r in written]
-        assert all(norm != "—" and regret != "—" for _, regret, norm in shown)
+        shown = [tuple(cells[:1] + cells[-3:]) for cells in rows if cells]  # cell, regret, norm., vs public
+        assert shown == [
+            (r["cell"], *(report.number(r[key]) for key in ("regret", "norm", "vs_public")))
+            for r in written["rows"]
+        ]
+        assert all("—" not in row for row in shown)
+
+
+def test_the_page_labels_each_run_by_its_provenance(
+    made: tuple[Path, dict[str, list[EpisodeLog]], str],
+) -> None:
+    _, logs, text = made
+    for run in logs.values():
+        (provenance,) = {log.provenance for log in run}
+        assert provenance is not None and f'<p class="provenance">{provenance.label()}</p>' in text
+    assert text.count('<h3 class="group">') == 1  # both runs: one game, split, reward and reading
+    assert '<p class="warning">' not in text
+
+
+@pytest.mark.parametrize(
+    ("change", "warning"),
+    [
+        ({"split": "validation"}, "These runs mix splits (test, validation)"),
+        ({"env_id": "replicalab_v1"}, "These runs mix game versions (replicalab_v1, replicalab_v2)"),
+        (None, "These runs mix game versions (replicalab_v2, unrecorded game)"),
+    ],
+)
+def test_the_page_warns_when_runs_side_by_side_are_not_comparable(
+    made: tuple[Path, dict[str, list[EpisodeLog]], str], change: dict[str, str] | None, warning: str
+) -> None:
+    from replicalab.baselines.evaluation.html_report import Run, build_page
+
+    _, logs, _ = made
+    other = [
+        log.model_copy(
+            update={"provenance": None if change is None else log.provenance.model_copy(update=change)}
+        )
+        for log in logs["random"]
+        if log.provenance is not None
+    ]
+    text = build_page([Run("reader", logs["reader"]), Run("random", other)])
+    assert f'<p class="warning">{html.escape(warning)}' in text
+    assert text.count('<h3 class="group">') == 2
 
 
 def test_text_from_a_log_is_escaped_not_markup(tmp_path: Path) -> None:
@@ -187,7 +228,7 @@ def test_the_page_renders_offline_and_opens_a_transcript_in_chromium(
     first = browser.find_element(By.CSS_SELECTOR, "table.results")
     overall = first.find_elements(By.CSS_SELECTOR, "tbody tr")[-1]
     cells = [cell.text for cell in overall.find_elements(By.TAG_NAME, "td")]
-    row = summarize(logs["baseline"])[-1]
+    row = summarize(logs["reader"])[-1]
     assert cells[:3] == ["overall", str(row.episodes), report.estimate(row.score)]
     # plotly ran from the inlined bundle: each figure drew its SVG.
     assert len(browser.find_elements(By.CSS_SELECTOR, ".plotly-graph-div svg.main-svg")) >= 4
@@ -197,7 +238,7 @@ def test_the_page_renders_offline_and_opens_a_transcript_in_chromium(
     assert not transcript.is_displayed()
     episode.find_element(By.TAG_NAME, "summary").click()
     assert episode.get_attribute("open") is not None and transcript.is_displayed()
-    log = logs["baseline"][0]
+    log = logs["reader"][0]
     assert log.transcript[0].message.split("\n")[0][:40] in transcript.text
     steps = episode.find_element(By.CSS_SELECTOR, "table.steps")
     assert f"{log.steps[0].rewards.get('scientist', 0.0):+.3f}" in steps.text
@@ -213,3 +254,19 @@ def test_the_page_renders_offline_and_opens_a_transcript_in_chromium(
     shot = tmp_path / "report.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 0
     print(f"screenshot: {shot}")
+
+
+def test_the_command_warns_on_mixed_splits_and_refuses_another_runs_oracle(
+    made: tuple[Path, dict[str, list[EpisodeLog]], str], tmp_path: Path
+) -> None:
+    runs = made[0].parent / "runs"
+    validation = tmp_path / "validation.jsonl"
+    _invoke(["evaluate", *GRID, "--split", "validation", "--out", str(validation)])
+    both = CliRunner().invoke(
+        app, ["report", str(runs / "reader.jsonl"), str(validation), "-o", str(tmp_path / "r.html")]
+    )
+    assert both.exit_code == 0, both.output
+    assert "warning: These runs mix splits (test, validation)" in both.stderr
+    shutil.copy(runs / "reader.oracle.json", tmp_path / "validation.oracle.json")  # the test split's
+    refused = CliRunner().invoke(app, ["report", str(validation), "-o", str(tmp_path / "r.html")])
+    assert refused.exit_code == 1 and "played under other settings" in refused.output

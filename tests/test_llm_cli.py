@@ -19,6 +19,8 @@ pytest.importorskip("openai", reason="the chat backend needs the [llm] extra: pi
 
 from benchmarks.openai_stub import Reply, StubServer, fault, scripted_scientist
 from replicalab.baselines.cli import app
+from replicalab.baselines.cli.errors import PARTIAL
+from replicalab.baselines.evaluation.run_files import read_summary
 from replicalab.models import EpisodeLog
 from tests.docs_pages import page
 
@@ -47,6 +49,9 @@ def test_a_served_model_plays_a_grid_from_the_command_line(stub: StubServer, tmp
     ]
     assert all(log.group_id == "math_reasoning-test-easy-0/llm/grounded" for log in logs[:3])
     assert len(turns.read_text().splitlines()) == 12
+    assert {(log.provenance.policy, log.provenance.model) for log in logs if log.provenance} == {
+        ("llm", "stub")
+    }
     assert {(r["temperature"], r["top_k"]) for r in stub.requests} == {(0.9, 5)}
     replayed = CliRunner(env={"COLUMNS": "200"}).invoke(
         app, ["replay", str(out), "math_reasoning-test-easy-1/llm/grounded/2"]
@@ -77,7 +82,7 @@ def test_faults_are_counted_and_the_run_finishes(stub: StubServer, tmp_path: Pat
     rate_limited_then_down.calls = 0  # type: ignore[attr-defined]
     stub.script = rate_limited_then_down
     out = tmp_path / "llm.jsonl"
-    result = evaluate(stub, "--http-retries", "1", "--max-rounds", "3", "--out", str(out))
+    result = evaluate(stub, "--http-retries", "1", "--max-rounds", "3", "--out", str(out), "--allow-partial")
     assert result.exit_code == 0, result.output
     assert "failed: llm_http_error 2" in result.stdout  # round 2 of each episode
     assert "llm_generate_errors 2" in result.stdout
@@ -112,11 +117,19 @@ def test_a_server_outage_is_left_out_of_the_table_and_resume_plays_it_again(
     assert evaluate(stub, *args, "--out", str(clean)).exit_code == 0
     stub.script = down_after(3)  # the check, the first episode's two calls; then down
     result = evaluate(stub, *args, "--out", str(out))
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == PARTIAL, result.output  # documented in docs/command-line.md
+    assert f"exit code {PARTIAL}" in page("command-line.md")
+    assert "partial run: 1 of 2 episodes lost to server errors" in result.stderr
     spoiled = EpisodeLog.model_validate_json(out.read_bytes().splitlines()[1])
     assert {s.error_code for s in spoiled.steps if s.agent == "scientist"} == {"llm_http_error"}
     assert re.search(r"overall\s*│\s*1\s*│", result.stdout), result.stdout  # one episode scored
+    assert result.stdout.startswith("PARTIAL: 1 of 2 episodes lost to server errors")  # the header
     assert "1 of 2 episodes hit server errors" in result.stdout and "--resume" in result.stdout
+    assert read_summary(out).left_out == 1
+    stub.script = down_after(3)
+    allowed = evaluate(stub, *args, "--out", str(out), "--force", "--allow-partial")
+    assert allowed.exit_code == 0, allowed.output
+    assert allowed.stdout.startswith("PARTIAL: 1 of 2 episodes") and allowed.stdout == result.stdout
     stub.script = scripted_scientist  # the server is back
     resumed = evaluate(stub, *args, "--out", str(out), "--resume")
     assert resumed.exit_code == 0, resumed.output

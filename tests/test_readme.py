@@ -88,7 +88,7 @@ def test_the_quick_start_shows_what_make_evaluate_prints() -> None:
     printed = [line.rstrip() for line in result.stdout.splitlines()]
     expected = shown.splitlines()
     assert printed[:-1] == expected[:-1]  # the last line is the time taken
-    assert re.fullmatch(r"360 episodes played in \d+\.\d s", printed[-1])
+    assert re.fullmatch(r"540 episodes played in \d+\.\d s", printed[-1])
 
 
 def test_the_readme_is_short_and_starts_with_the_two_commands() -> None:

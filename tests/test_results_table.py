@@ -15,12 +15,13 @@ from replicalab.baselines.evaluation import report
 from replicalab.baselines.evaluation.metrics import Summary, summarize
 from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.readers import PublicOracleScientist
 from replicalab.baselines.policies.seats import RandomScientist
 from replicalab.digest import EpisodeDigest
 from replicalab.models import Verdict
 
-HEADERS = ("cell", "n", "score ± 95% CI", "agree", "accepted", "infeasible", "norm.")
-WIDE_HEADERS = (*HEADERS, "return ± 95% CI", "rounds", "invalid", "rigor", "feas.", "fidelity", "regret")
+HEADERS = ("cell", "n", "score", "± 95% CI", "agree", "accepted", "infeasible", "norm.", "vs", "public")
+WIDE_HEADERS = (*HEADERS, "return", "rounds", "invalid", "rigor", "feas.", "fidelity", "regret")
 
 
 def _digest(seed: int, verdict: Verdict | None) -> EpisodeDigest:
@@ -55,7 +56,7 @@ def test_agree_counts_feasible_agreements_and_a_column_counts_infeasible_accepts
     assert overall.agreement_rate == 2 / 8
     assert overall.accepted_infeasible_rate == 3 / 8
     text = _render(report.results_table([overall], "t"), 80)
-    assert _values(text, "overall") == ["overall", "8", "1.00 ± 1.55", "25%", "38%", "—"]
+    assert _values(text, "overall") == ["overall", "8", "1.00 ± 1.55", "25%", "38%", "—", "—"]
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +64,9 @@ def rows() -> list[Summary]:
     """A realistic table: every built-in cell (the longest label included), with an oracle."""
     grid = Grid.of(seeds=3)
     mine = run_grid(grid, RandomScientist).digests
-    return summarize(mine, run_grid(grid, OracleScientist).digests)
+    return summarize(
+        mine, run_grid(grid, OracleScientist).digests, run_grid(grid, PublicOracleScientist).digests
+    )
 
 
 def _render(table: object, width: int) -> str:
@@ -73,7 +76,7 @@ def _render(table: object, width: int) -> str:
 
 
 def _values(text: str, label: str) -> list[str]:
-    line = next(line for line in text.splitlines() if f" {label} " in line)
+    line = next(line for line in text.splitlines() if line.startswith(f"{label} "))
     return [cell.strip() for cell in line.strip("│┃ ").split("│")]
 
 
@@ -86,7 +89,7 @@ def _expected(row: Summary, wide: bool) -> list[str]:
         report.percent(row.accepted_infeasible_rate),
     ]
     if not wide:
-        return [*narrow, report.number(row.normalised)]
+        return [*narrow, report.number(row.normalised), report.number(row.vs_public)]
     return [
         *narrow[:3],
         report.estimate(row.returns),
@@ -98,6 +101,7 @@ def _expected(row: Summary, wide: bool) -> list[str]:
         report.number(row.fidelity),
         report.number(row.regret),
         report.number(row.normalised),
+        report.number(row.vs_public),
     ]
 
 

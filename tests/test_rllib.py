@@ -166,7 +166,7 @@ def test_text_mode_is_refused_with_the_reason() -> None:
 def test_the_readme_installs_the_cpu_torch_first_and_its_python_trains_both_seats() -> None:
     section = page("rllib.md")
     install = blocks(section, "bash")[0].splitlines()
-    (extra,) = [line for line in install if line.startswith("pip install -e '.[rllib]'")]
+    (extra,) = [line for line in install if "pip install -e '.[rllib]'" in line]
     assert "--extra-index-url https://download.pytorch.org/whl/cpu" in extra  # torch's CPU build
     (block,) = blocks(section, "python")
     assert "range(20)" in block

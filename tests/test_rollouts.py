@@ -81,11 +81,15 @@ def test_sync_policies_give_the_runners_bytes_at_any_concurrency(tmp_path: Path)
 def test_a_served_model_plays_what_the_generate_fn_route_plays(
     stub: StubServer, tmp_path: Path, concurrency: int
 ) -> None:
-    """The async turn replays the agents' retry loop: same replies, same log, byte for byte."""
+    """The async turn replays the agents' retry loop: same replies, same log, byte for byte, but
+    for the model each log's provenance names (the served model's, or the function's)."""
     stub.script = flaky_script
     run_grid(GRID, LLM, out=tmp_path / "sync.jsonl")
     result = run_rollouts(GRID, chat(stub), concurrency=concurrency, out=tmp_path / "async.jsonl")
-    assert _bytes(tmp_path / "async.jsonl") == _bytes(tmp_path / "sync.jsonl")
+    sync = _bytes(tmp_path / "sync.jsonl")
+    assert result.provenance is not None and result.provenance.model == "stub"
+    function = f'"model":"{flaky_model.__module__}:{flaky_model.__qualname__}"'.encode()
+    assert _bytes(tmp_path / "async.jsonl") == sync.replace(function, b'"model":"stub"')
     assert result.stats == run_grid(GRID, LLM).stats
     # Round 1 takes a correction, round 2 runs out of retries (3 calls), later rounds correct once.
     assert result.stats["llm_corrections"] > 0 and result.stats["llm_parse_failures"] == len(GRID.cells())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import importlib.metadata
 import json
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from replicalab.baselines.training.maskable_ppo import (
     recorded_settings,
     train,
 )
+from replicalab.models import Provenance
 from replicalab.rewards import get_preset
 
 
@@ -42,6 +44,7 @@ def test_a_smoke_run_writes_what_evaluate_reads(tmp_path: Path) -> None:
     assert config["learner"]["algorithm"] == "MaskablePPO" and config["learner"]["n_steps"] == 256
     assert config["trained"] == {"rollout": 512, "steps": 1024}
     assert config["versions"]["sb3-contrib"]
+    assert Provenance.model_validate(config["provenance"]).reward_preset == "sparse"
     assert (out / "curve.png").read_bytes().startswith(b"\x89PNG")
     saved = sorted(path.name for path in (out / "checkpoints").iterdir())
     assert saved == ["model_1024_steps.zip", "model_512_steps.zip"]  # one per trained point
@@ -109,6 +112,23 @@ def test_the_learner_is_the_same_at_every_evaluation_cadence() -> None:
     assert learners == [learners[0]] * len(learners)
     assert learners[0][0]["n_steps"] == N_STEPS and learners[0][0]["batch_size"] == 256
     assert learners[0][1] == {"rollout": 8 * N_STEPS, "steps": 100_352}  # 49 rollouts of 2,048
+
+
+def test_the_config_records_what_the_model_was_trained_on() -> None:
+    recorded = recorded_settings(TrainConfig(reward_config=get_preset("potential"), num_train_scenarios=45))
+    provenance = Provenance.model_validate(recorded["provenance"])
+    assert provenance.package_version == importlib.metadata.version("replicalab")
+    assert (provenance.env_id, provenance.game_version) == ("ReplicaLab/Scientist-v2", 2)
+    assert (provenance.policy, provenance.split, provenance.reward_preset) == (
+        "MaskablePPO",
+        "train",
+        "potential",
+    )
+    assert provenance.difficulties == ("easy", "medium", "hard") and provenance.reading == "text"
+    assert (
+        provenance.seeds == "0-44"
+        and Provenance.model_validate(recorded_settings(TrainConfig())["provenance"]).seeds == "any"
+    )
 
 
 def test_a_point_is_measured_at_the_first_rollout_boundary_after_each_multiple() -> None:

@@ -15,7 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from replicalab.install import CPU_TORCH_CHECK, CPU_TORCH_FIX, TORCH_CPU_INDEX, TORCH_EXTRAS, install_hint
+from replicalab.install import (
+    CPU_TORCH_CHECK,
+    CPU_TORCH_FIRST,
+    CPU_TORCH_FIX,
+    TORCH_CPU_INDEX,
+    TORCH_EXTRAS,
+    UNREACHABLE_INDEX,
+    cpu_torch,
+    install_hint,
+)
 from tests.processes import REPO_ROOT
 
 
@@ -39,7 +48,7 @@ def test_make_extras_installs_the_train_extra_after_the_cpu_torch(tmp_path: Path
     ).stdout.splitlines()
     installs = [line for line in dry_run if "pip install" in line and "--upgrade pip" not in line]
     torch, extras = installs[-2:]
-    assert "torch==2.13.0" in torch and f"--extra-index-url {TORCH_CPU_INDEX}" in torch
+    assert "torch==2.13.0+cpu" in torch and f"--extra-index-url {TORCH_CPU_INDEX}" in torch
     extra_names = extras.split("[", 1)[1].split("]", 1)[0].split(",")
     assert {"train", "rllib"} <= set(extra_names)
     check = CPU_TORCH_CHECK.removeprefix("python ")
@@ -53,22 +62,29 @@ def _texts() -> list[Path]:
     return [*found, *sorted((REPO_ROOT / "docs").glob("*.md")), REPO_ROOT / "README.md"]
 
 
-def test_every_hint_for_a_torch_extra_names_the_cpu_index_and_checks_the_install() -> None:
+def test_every_hint_for_a_torch_extra_pins_the_cpu_build_first_and_checks_the_install() -> None:
+    assert f"pip install --retries 1 torch==2.13.0+cpu --extra-index-url {TORCH_CPU_INDEX}" == CPU_TORCH_FIRST
     for extra in TORCH_EXTRAS:
-        assert install_hint(extra) == (
-            f"pip install 'replicalab[{extra}]' --extra-index-url {TORCH_CPU_INDEX} && {CPU_TORCH_CHECK}"
+        assert (
+            install_hint(extra)
+            == f"{CPU_TORCH_FIRST} && pip install 'replicalab[{extra}]' && {CPU_TORCH_CHECK}"
         )
     assert install_hint("llm") == "pip install 'replicalab[llm]'"
     hints = 0
     for path in _texts():
-        text = path.read_text(encoding="utf-8")
-        for extra in TORCH_EXTRAS:
-            # A command, not a test's search for one (a string that ends with the extra).
-            for hint in re.findall(rf"pip install (?:-e )?'[^']*\[{extra}\]'(?!\")[^\n]*", text):
-                hints += 1
-                where = f"{path.relative_to(REPO_ROOT)}: {hint}"
-                assert f"--extra-index-url {TORCH_CPU_INDEX} && {CPU_TORCH_CHECK}" in hint, where
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for extra in TORCH_EXTRAS:
+                # A command, not a test's search for one (a string that ends with the extra).
+                for hint in re.findall(rf"pip install (?:-e )?'[^']*\[{extra}\]'(?!\")[^\n]*", line):
+                    hints += 1
+                    where = f"{path.relative_to(REPO_ROOT)}: {line}"
+                    assert f"{CPU_TORCH_FIRST} && " in line and f" && {CPU_TORCH_CHECK}" in hint, where
     assert hints >= 7  # the README, three docs pages, three examples
+
+
+def test_only_the_cpu_index_has_the_pinned_torch_except_on_macos() -> None:
+    assert cpu_torch("linux") == "torch==2.13.0+cpu" and cpu_torch("win32") == "torch==2.13.0+cpu"
+    assert cpu_torch("darwin") == "torch==2.13.0"  # PyPI's macOS build is the CPU one
 
 
 def test_the_check_passes_on_the_cpu_build() -> None:
@@ -118,7 +134,7 @@ def test_a_cuda_build_where_the_cpu_build_was_asked_for_fails_with_the_fix(
     assert check.returncode == 1
     message = " ".join(check.stderr.split())
     assert f"torch {torch} is a CUDA build" in message and named in message
-    assert CPU_TORCH_FIX in message
+    assert CPU_TORCH_FIX in message and UNREACHABLE_INDEX in message  # what to do without the index
 
 
 def test_the_check_without_its_flag_shows_how_to_use_it() -> None:

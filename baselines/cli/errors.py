@@ -1,5 +1,6 @@
 """How a command ends on a user's mistake: one line on stderr and an exit code, no traceback
-(2 for a bad option, 1 for a file or run that cannot be used, 130 when interrupted)."""
+(2 for a bad option, 1 for a file or run that cannot be used, 3 for a partial run, 130 when
+interrupted)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from rich.console import Console
 from rich.text import Text
 
 USAGE = 2  # exit code for a bad option value
+PARTIAL = 3
+"""Exit code of an `evaluate` run whose table leaves out episodes a server's failure spoiled
+(`replicalab.outages`); `--allow-partial` makes such a run exit 0."""
 
 
 class Problem(Exception):

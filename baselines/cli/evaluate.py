@@ -11,7 +11,7 @@ import typer
 from rich.text import Text
 
 from replicalab.baselines.cli import llm_options as llm_cli
-from replicalab.baselines.cli.errors import USAGE, Problem, fail, stop_on_sigterm, user_errors
+from replicalab.baselines.cli.errors import PARTIAL, USAGE, Problem, fail, stop_on_sigterm, user_errors
 from replicalab.baselines.cli.groups import grouped
 from replicalab.baselines.cli.options import (
     DifficultiesOpt,
@@ -34,9 +34,17 @@ from replicalab.baselines.evaluation import report
 from replicalab.baselines.evaluation.engine import usage_path
 from replicalab.baselines.evaluation.metrics import Summary, server_failed, summarize
 from replicalab.baselines.evaluation.run_files import write_oracle, write_summaries
-from replicalab.baselines.evaluation.runner import Backend, Grid, RunResult, Settings, run_grid
+from replicalab.baselines.evaluation.runner import (
+    Backend,
+    Grid,
+    PolicyFactory,
+    RunResult,
+    Settings,
+    run_grid,
+)
 from replicalab.baselines.llm.backend import ServerFailing
 from replicalab.baselines.policies.oracle import OracleScientist
+from replicalab.baselines.policies.readers import PublicOracleScientist
 from replicalab.digest import EpisodeDigest
 
 ScientistOpt = Annotated[
@@ -44,11 +52,18 @@ ScientistOpt = Annotated[
     typer.Option(
         "--scientist",
         "-s",
-        help="baseline | random | oracle | reader | llm | PATH.zip (a saved MaskablePPO) | "
-        "MODULE:ATTR (a callable from the Gymnasium env's observation to its action).",
+        help="reader (the project's reader of the paper) | baseline (paper-blind) | random | oracle | "
+        "llm | PATH.zip (a saved MaskablePPO) | MODULE:ATTR (a callable from the Gymnasium env's "
+        "observation to its action).",
     ),
 ]
-OracleOpt = Annotated[bool, typer.Option(help="Also run the oracle, for regret.")]
+OracleOpt = Annotated[
+    bool,
+    typer.Option(
+        help="Also play the oracle and the public-information oracle on the same scenarios, for "
+        "norm., regret and vs public."
+    ),
+]
 BackendOpt = Annotated[
     str,
     typer.Option(
@@ -62,7 +77,14 @@ OutOpt = Annotated[
 ]
 ResumeOpt = Annotated[bool, typer.Option(help="Finish an interrupted --out file.")]
 ForceOpt = Annotated[bool, typer.Option(help="Overwrite an existing --out file.")]
-WideOpt = Annotated[bool, typer.Option(help="Every column of the table (about 150 wide).")]
+WideOpt = Annotated[bool, typer.Option(help="Every column of the table (about 160 wide).")]
+AllowPartialOpt = Annotated[
+    bool,
+    typer.Option(
+        help=f"Exit 0 when a server's failure left episodes out of the table (else exit {PARTIAL}); "
+        "the table is labelled partial either way."
+    ),
+]
 LabManagerOpt = Annotated[
     str, typer.Option("--lab-manager", "-l", help="grounded | llm (a model as the Lab Manager).")
 ]
@@ -87,7 +109,7 @@ class GridOptions:
 class SeatOptions:
     """Who plays: both seats, and whether the oracle plays too as the reference."""
 
-    scientist: ScientistOpt = "baseline"
+    scientist: ScientistOpt = "reader"
     generate_fn: GenerateFnOpt = None
     lab_manager: LabManagerOpt = "grounded"
     lab_manager_model: LabManagerModelOpt = None
@@ -115,6 +137,7 @@ class OutputOptions:
     force: ForceOpt = False
     wide: WideOpt = False
     export_turns: llm_cli.ExportTurnsOpt = None
+    allow_partial: AllowPartialOpt = False
 
 
 class _Plan(NamedTuple):
@@ -132,18 +155,35 @@ class _Plan(NamedTuple):
     export_turns: Path | None
     oracle: bool  # also play the oracle on the same cells, as the reference
     scientist_is_oracle: bool  # the run is its own reference
+    public: bool  # also play the public-information oracle on the same cells
+
+
+class _References(NamedTuple):
+    """The reference policies' episodes of the run's cells, where they were played."""
+
+    oracle: list[EpisodeDigest] | None
+    public: list[EpisodeDigest] | None
 
 
 @grouped
 def evaluate(
     grid: GridOptions, seats: SeatOptions, run: RunOptions, output: OutputOptions, chat: llm_cli.ChatOptions
 ) -> None:
-    """Play a Scientist against a Lab Manager over a grid; print the results table."""
+    """Play a Scientist against a Lab Manager over a grid; print the results table.
+
+    Exits 3 when a server's failure left episodes out of the table (unless --allow-partial)."""
     plan = _plan(grid, seats, run, output, chat)
     started = time.perf_counter()
-    result, reference = _play(plan)
-    rows = summarize(result.digests, reference)
-    _print_results(plan, result, rows, reference, output.wide, time.perf_counter() - started)
+    result, references = _play(plan)
+    rows = summarize(result.digests, references.oracle, references.public)
+    _print_results(plan, result, rows, references, output.wide, time.perf_counter() - started)
+    failed = server_failed(result.digests)
+    if failed and not output.allow_partial:
+        fail(
+            f"partial run: {failed} of {counted(len(result.digests), 'episode')} lost to server errors "
+            "and left out of the table (with --allow-partial such a run exits 0)",
+            PARTIAL,
+        )
 
 
 def _plan(
@@ -178,6 +218,7 @@ def _plan(
         output.export_turns,
         seats.oracle and not is_oracle,
         is_oracle,
+        seats.oracle,
     )
 
 
@@ -194,10 +235,10 @@ def _check_outputs(out: Path | None, export_turns: Path | None, resume: bool, fo
             )
 
 
-def _play(plan: _Plan) -> tuple[RunResult, list[EpisodeDigest] | None]:
-    """The run's result, and the oracle's digests of the same cells when there is a reference."""
+def _play(plan: _Plan) -> tuple[RunResult, _References]:
+    """The run's result, and the reference policies' digests of the same cells where played."""
     cells = len(plan.grid.cells())
-    total = cells * plan.group_size + cells * plan.oracle
+    total = cells * (plan.group_size + plan.oracle + plan.public)
     try:
         with user_errors(), stop_on_sigterm(), episode_progress(total, "episodes") as advance:
             result = run_grid(
@@ -214,22 +255,27 @@ def _play(plan: _Plan) -> tuple[RunResult, list[EpisodeDigest] | None]:
                 export_turns=plan.export_turns,
                 concurrency=plan.concurrency,
             )
-            reference = result.digests if plan.scientist_is_oracle else None
-            if plan.oracle:
-                oracle_backend = "processes" if plan.backend == "served" else plan.backend
-                reference = run_grid(
+            reference_backend = "processes" if plan.backend == "served" else plan.backend
+
+            def reference(scientist: PolicyFactory) -> list[EpisodeDigest]:
+                return run_grid(
                     plan.grid,
-                    OracleScientist,
+                    scientist,
                     settings=plan.settings,
                     jobs=plan.jobs,
                     on_episode=advance,
-                    backend=oracle_backend,
+                    backend=reference_backend,
                 ).digests
+
+            oracle = result.digests if plan.scientist_is_oracle else None
+            if plan.oracle:
+                oracle = reference(OracleScientist)
+            public = reference(PublicOracleScientist) if plan.public else None
     except KeyboardInterrupt:
         fail(f"interrupted{_resume_hint(plan.out)}", 130)
     except ServerFailing as stopped:
         fail(f"stopped: {stopped}{_resume_hint(plan.out)}", 1)
-    return result, reference
+    return result, _References(oracle, public)
 
 
 def _outage_line(failed: int, episodes: int, out: Path | None) -> Text:
@@ -241,6 +287,23 @@ def _outage_line(failed: int, episodes: int, out: Path | None) -> Text:
     )
 
 
+def _reference_lines(references: _References, wide: bool, scientist_is_oracle: bool) -> list[str]:
+    """What `norm.` and `vs public` compare with: each reference's mean score on the same seeds."""
+    lines = []
+    if references.oracle is not None and not scientist_is_oracle:
+        against = "regret and norm." if wide else "norm."
+        mean = _mean_score(references.oracle)
+        lines.append(f"{against} against the oracle on the same seeds (oracle mean score {mean:.2f}).")
+    if references.public is not None:
+        mean = _mean_score(references.public)
+        lines.append(f"vs public against the public-information oracle there (its mean score {mean:.2f}).")
+    return lines
+
+
+def _mean_score(episodes: list[EpisodeDigest]) -> float:
+    return sum(episode.score for episode in episodes) / len(episodes)
+
+
 def _resume_hint(out: Path | None) -> str:
     return f"; {out} holds whole episodes only: rerun with --resume to finish" if out else ""
 
@@ -249,15 +312,22 @@ def _print_results(
     plan: _Plan,
     result: RunResult,
     rows: list[Summary],
-    reference: list[EpisodeDigest] | None,
+    references: _References,
     wide: bool,
     elapsed: float,
 ) -> None:
-    """The table, the oracle's line, the counters and usage, and where the files went."""
+    """The table, the references' line, the counters and usage, and where the files went."""
     grid, settings, cells = plan.grid, plan.settings, len(plan.grid.cells())
     episodes = cells * plan.group_size
+    failed = server_failed(result.digests)
+    partial = (
+        f"PARTIAL: {failed} of {counted(episodes, 'episode')} lost to server errors, not in the table\n"
+        if failed
+        else ""
+    )
     title = (
-        f"{plan.seats.scientist().name} vs {plan.seats.lab_manager().name} · reward {settings.reward_config.name} · {settings.split} split\n"
+        partial
+        + f"{plan.seats.scientist().name} vs {plan.seats.lab_manager().name} · reward {settings.reward_config.name} · {settings.split} split\n"
         f"{counted(len(grid.templates), 'template')} × {counted(len(grid.difficulties), 'difficulty')} × "
         f"{counted(len(grid.seeds), 'seed')}"
         + (f" × {counted(plan.group_size, 'rollout')}" if plan.group_size > 1 else "")
@@ -265,13 +335,10 @@ def _print_results(
     )
     console = stdout_console()
     console.print(report.results_table(rows, title, wide=wide))
-    failed = server_failed(result.digests)
     if failed:
         console.print(_outage_line(failed, episodes, plan.out))
-    if reference is not None and not plan.scientist_is_oracle:
-        best = sum(episode.score for episode in reference) / len(reference)
-        against = "regret and norm." if wide else "norm."
-        console.print(f"{against} against the oracle on the same seeds (oracle mean score {best:.2f}).")
+    for line in _reference_lines(references, wide, plan.scientist_is_oracle):
+        console.print(line)
     if result.stats:
         console.print(report.stats_line(result.stats))
     if result.usage is not None:
@@ -280,9 +347,10 @@ def _print_results(
         console.print(Text(f"logs: {plan.out} ({counted(episodes, 'episode')}, {result.resumed} resumed)"))
         if result.usage is not None:
             console.print(Text(f"usage: {usage_path(plan.out)}"))
-        write_oracle(plan.out, reference)
-        console.print(Text("summary: " + ", ".join(map(str, write_summaries(plan.out, rows)))))
+        write_oracle(plan.out, references.oracle, references.public, result.provenance)
+        summaries = write_summaries(plan.out, rows, result.provenance, failed)
+        console.print(Text("summary: " + ", ".join(map(str, summaries))))
     if plan.export_turns is not None:
         console.print(Text(f"turns: {plan.export_turns}"))
-    played = counted(episodes + cells * plan.oracle - result.resumed, "episode")
+    played = counted(episodes + cells * (plan.oracle + plan.public) - result.resumed, "episode")
     console.print(f"{played} played in {elapsed:.1f} s")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO, Literal, NamedTuple
 
-from replicalab.baselines.evaluation.grid import Grid, RunResult
+from replicalab.baselines.evaluation.grid import Grid, RunResult, run_provenance
 from replicalab.baselines.evaluation.jobs import Finished, Job, Outcomes
 from replicalab.baselines.evaluation.log_file import logged_episodes, open_log
 from replicalab.baselines.evaluation.run_files import beside
@@ -37,7 +37,7 @@ from replicalab.baselines.evaluation.workers import (
 )
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage
 from replicalab.digest import EpisodeDigest, digest
-from replicalab.models import EpisodeLog
+from replicalab.models import EpisodeLog, Provenance
 
 Pool = Literal["inline", "processes", "ray"]
 POOLS: tuple[Pool, ...] = ("inline", "processes", "ray")
@@ -76,6 +76,9 @@ def run_episodes(
     the episodes in grid order as `output` says."""
     if output.resume and output.out is None:
         raise ValueError("resume: needs an output file")
+    if setup.provenance is None:
+        provenance = run_provenance(grid, setup.settings, setup.scientist(), setup.lab_manager())
+        setup = replace(setup, provenance=provenance)
     todo = _jobs(grid, setup, group_size)
     with ExitStack() as stack:
         collector = _open(todo, setup, output, group_size, stack)
@@ -90,7 +93,7 @@ def run_episodes(
             for outcomes in _pool(pool, parts, setup, jobs, stack):
                 for position, group in outcomes:
                     collector.add(position, group)
-        return collector.result(setup.concurrency is not None)
+        return collector.result(setup.concurrency is not None, setup.provenance)
 
 
 def _jobs(grid: Grid, setup: WorkerSetup, group_size: int) -> list[Job]:
@@ -141,7 +144,9 @@ def _open(
         handle = open_log(Path(out), stack)
         if output.resume:
             ids = [job.episode_id for job in todo]
-            resumed = logged_episodes(Path(out), handle, ids, setup.settings, unit=group_size)
+            resumed = logged_episodes(
+                Path(out), handle, ids, setup.settings, setup.provenance, unit=group_size
+            )
         else:
             handle.truncate(0)
     kept = {log.episode_id for log in resumed}
@@ -223,7 +228,7 @@ class _Collector:
         if self.on_episode is not None:
             self.on_episode(finished.digest)
 
-    def result(self, awaited: bool) -> RunResult:
+    def result(self, awaited: bool, provenance: Provenance | None) -> RunResult:
         """What the run played; `awaited`: whether its seats awaited their moves (a model's),
         so the run reports their usage."""
         return RunResult(
@@ -231,6 +236,7 @@ class _Collector:
             stats=self.stats,
             resumed=self.resumed,
             usage=self.usage if awaited else None,
+            provenance=provenance,
             _episodes=self.episodes,
         )
 

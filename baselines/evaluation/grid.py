@@ -15,10 +15,10 @@ from functools import cached_property
 import numpy as np
 
 from replicalab.baselines.policies.chat import EpisodeUsage
-from replicalab.baselines.policies.interface import Policy, reset_policy
+from replicalab.baselines.policies.interface import Policy, Seat, reset_policy
 from replicalab.digest import EpisodeDigest
 from replicalab.episode import Episode, check_max_rounds
-from replicalab.models import EpisodeLog
+from replicalab.models import EpisodeLog, Provenance, seed_ranges
 from replicalab.play import play
 from replicalab.rewards import RewardConfig, get_preset
 from replicalab.scenarios import (
@@ -90,6 +90,34 @@ class Settings:
         check_split(self.split)
 
 
+def run_provenance(grid: Grid, settings: Settings, scientist: Seat, lab_manager: Seat) -> Provenance:
+    """What a run of `grid` under `settings` by these seats records as having produced it."""
+    return Provenance(
+        policy=scientist.name,
+        model=model_of(scientist),
+        lab_manager=lab_manager.name,
+        lab_manager_model=model_of(lab_manager),
+        split=settings.split,
+        templates=grid.templates,
+        difficulties=grid.difficulties,
+        reward_preset=settings.reward_config.name,
+        seeds=seed_ranges(grid.seeds),
+    )
+
+
+def model_of(seat: object) -> str | None:
+    """The model behind a language-model seat: a served model's name, or the `MODULE:ATTR` of
+    the `GenerateFn` it calls; None for a seat that calls no model."""
+    model = getattr(getattr(getattr(seat, "backend", None), "config", None), "model", None)
+    if isinstance(model, str):
+        return model
+    generate_fn = getattr(seat, "generate_fn", None)
+    if generate_fn is None:
+        return None
+    name = getattr(generate_fn, "__qualname__", type(generate_fn).__qualname__)
+    return f"{getattr(generate_fn, '__module__', None) or '?'}:{name}"
+
+
 def policy_seed(key: ScenarioKey) -> int:
     """The seed a policy gets for `key`: a SeedSequence of (seed, template, difficulty)."""
     entropy = [key.seed, template_key(key.template), DIFFICULTIES.index(key.difficulty)]
@@ -141,6 +169,7 @@ class RunResult:
     resumed: int = 0  # episodes taken from the existing file
     usage: list[EpisodeUsage] | None = None
     """The model usage of the episodes played in this call; None where no seat awaits a model."""
+    provenance: Provenance | None = None  # what played the run, as every log of it records
     _episodes: list[EpisodeLog | str] = field(default_factory=list, repr=False, compare=False)
     """Per grid cell, its log, or its JSON line where the run wrote one or a worker sent it."""
 

@@ -4,6 +4,10 @@ The page opens from a file with no server and no network: plotly's JavaScript bu
 filter script are inlined, and every figure's data sits in the page. Numbers come from the same
 `summarize` and column formatters as the terminal's results table, so the two never disagree.
 Every string from a log (model output, scenario text) goes through `html.escape`.
+
+Each run is labelled by its logs' `Provenance` and the tables are grouped by what makes scores
+comparable (the game, the split, the levels, the reward and the reading mode); runs of different
+game versions or splits on one page get a warning at its top (`comparability_warnings`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from replicalab.baselines.evaluation.metrics import Summary, server_failed, summ
 from replicalab.baselines.evaluation.report import RESULT_COLUMNS, components_line
 from replicalab.digest import digest
 from replicalab.judge import explain
-from replicalab.models import EpisodeLog
+from replicalab.models import EpisodeLog, Provenance
 from replicalab.moves import describe_protocol
 
 _ROLE_NAME = {"scientist": "Scientist", "lab_manager": "Lab Manager", "system": "System"}
@@ -34,6 +38,45 @@ class Run:
     name: str
     logs: Sequence[EpisodeLog]
     oracle: Mapping[str, float] | None = None  # the oracle's score per scenario id, for regret and norm.
+    public: Mapping[str, float] | None = None  # the public-information oracle's, for vs public
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """What produced the run: its logs' record, None where they carry none or disagree."""
+        records = {log.provenance for log in self.logs}
+        return records.pop() if len(records) == 1 else None
+
+
+def _game(provenance: Provenance | None) -> str:
+    return "unrecorded game" if provenance is None else provenance.env_id
+
+
+def _split(provenance: Provenance | None) -> str:
+    return "unrecorded split" if provenance is None else provenance.split
+
+
+def comparability_warnings(runs: Sequence[Run]) -> list[str]:
+    """Why the runs' scores should not be read side by side: a sentence per differing game
+    version (a game change moves every score) or split (held-out papers differ in difficulty)."""
+    warnings = []
+    for what, key in (("game versions", _game), ("splits", _split)):
+        seen = sorted({key(run.provenance) for run in runs})
+        if len(seen) > 1:
+            warnings.append(
+                f"These runs mix {what} ({', '.join(seen)}): their scores are not comparable across them."
+            )
+    return warnings
+
+
+def _group_key(run: Run) -> str:
+    """The heading a run's table sits under: what must match for scores to be compared."""
+    p = run.provenance
+    if p is None:
+        return "provenance not recorded (a log written by an older replicalab)"
+    return (
+        f"{p.env_id} · {p.split} split · {', '.join(p.difficulties)} · reward {p.reward_preset} · "
+        f"reading {p.reading}"
+    )
 
 
 def _e(value: object) -> str:
@@ -52,7 +95,13 @@ def results_table(run: Run, rows: Sequence[Summary]) -> str:
     body = [
         [_e(row.label), *(_e(format_value(row)) for format_value in RESULT_COLUMNS.values())] for row in rows
     ]
-    table = f"<h3>{_e(run.name)}</h3>" + _table(["cell", *RESULT_COLUMNS], body, "results")
+    provenance = run.provenance
+    label = "no provenance recorded" if provenance is None else provenance.label()
+    table = (
+        f"<h3>{_e(run.name)}</h3>"
+        + f'<p class="provenance">{_e(label)}</p>'
+        + _table(["cell", *RESULT_COLUMNS], body, "results")
+    )
     failed = server_failed(run.logs)
     if failed:
         table += (
@@ -196,6 +245,8 @@ table.results tr:last-child { font-weight: bold; }
 details.episode { border: 1px solid #ddd; margin: 4px 0; padding: 4px; }
 summary { cursor: pointer; }
 .message, pre { white-space: pre-wrap; }
+p.warning { background: #fff3cd; border: 1px solid #e0b000; padding: 4px 8px; font-weight: bold; }
+p.provenance { color: #555; margin-top: 0; }
 """
 
 
@@ -206,7 +257,7 @@ def build_page(runs: Sequence[Run]) -> str:
     empty = [run.name for run in runs if not run.logs]
     if empty:
         raise ValueError(f"runs: {empty[0]} has no episodes")
-    tables = [summarize(run.logs, run.oracle) for run in runs]
+    tables = [summarize(run.logs, run.oracle, run.public) for run in runs]
     figures = [
         _figure_html(_score_bars(runs, [rows[:-1] for rows in tables], "Judge score per cell"), "plot-cells"),
         _figure_html(
@@ -227,10 +278,14 @@ def build_page(runs: Sequence[Run]) -> str:
         ]
     )
     title = "ReplicaLab report: " + ", ".join(run.name for run in runs)
+    groups: dict[str, list[str]] = {}
+    for run, rows in zip(runs, tables, strict=True):
+        groups.setdefault(_group_key(run), []).append(results_table(run, rows))
     body = [
         f"<h1>{_e(title)}</h1>",
+        *(f'<p class="warning">{_e(warning)}</p>' for warning in comparability_warnings(runs)),
         "<h2>Results</h2>",
-        *(results_table(run, rows) for run, rows in zip(runs, tables, strict=True)),
+        *(f'<h3 class="group">{_e(key)}</h3>\n' + "\n".join(members) for key, members in groups.items()),
         "<h2>Plots</h2>",
         *figures,
         "<h2>Episodes</h2>",

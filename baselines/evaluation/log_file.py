@@ -16,7 +16,7 @@ from typing import BinaryIO
 from pydantic import ValidationError
 
 from replicalab.baselines.evaluation.grid import Settings
-from replicalab.models import EpisodeLog
+from replicalab.models import EpisodeLog, Provenance
 from replicalab.outages import server_errors
 from replicalab.rewards import RewardConfig
 
@@ -40,9 +40,15 @@ def open_log(path: Path, stack: ExitStack) -> BinaryIO:
 
 
 def logged_episodes(
-    path: Path, handle: BinaryIO, ids: list[str], settings: Settings, unit: int = 1
+    path: Path,
+    handle: BinaryIO,
+    ids: list[str],
+    settings: Settings,
+    provenance: Provenance | None = None,
+    unit: int = 1,
 ) -> list[EpisodeLog]:
-    """The episodes already in the file, checked to be a prefix of this run, up to the first one
+    """The episodes already in the file, checked to be a prefix of this run (played by the same
+    version, seats and settings: `provenance`, when given, is this run's), up to the first one
     a server's failure spoiled; that one, those after it and a trailing partial line (a run
     killed mid-write) are cut off, and nothing is touched if the check fails. A run that writes
     its episodes `unit` at a time (a group's rollouts) keeps whole units only."""
@@ -66,11 +72,19 @@ def logged_episodes(
                 f"{path}:{number}: written with {_describe(log.reward_config)} and {log.max_rounds} "
                 f"rounds; this run uses {_describe(config)} and {settings.max_rounds}"
             )
+        if provenance is not None and log.provenance != provenance:
+            raise ValueError(
+                f"{path}:{number}: written by {_origin(log.provenance)}; this run is {provenance.label()}"
+            )
         logs.append(log)
     spoiled = next((i for i, log in enumerate(logs) if server_errors(log)), len(logs))
     kept = spoiled - spoiled % unit
     handle.truncate(sum(map(len, lines[:kept])))
     return logs[:kept]
+
+
+def _origin(provenance: Provenance | None) -> str:
+    return "a run that recorded no provenance" if provenance is None else provenance.label()
 
 
 def _describe(config: RewardConfig) -> str:

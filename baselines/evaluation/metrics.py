@@ -16,6 +16,10 @@ Definitions (per template × difficulty, and overall):
 - regret: mean over cells of (oracle score - policy score) on the same (template, difficulty,
   seed); normalised score: Σ policy score / Σ oracle score (the ratio of means, which stays
   defined when one oracle episode scores 0).
+- vs public: Σ policy score / Σ the public-information oracle's score on the same scenarios. That
+  oracle reads every sentence of the paper right and negotiates as the project's reader does, so
+  a policy that reads as well scores about 1 and the rest of the gap is its reading; a score
+  above 1 is negotiation (or planning) better than the reader's.
 
 An episode with a move refused for a server's failure (`replicalab.outages`) is in no row: an
 outage is not the model's score. `server_failed` counts those left out.
@@ -99,6 +103,7 @@ class Summary:
     fidelity: float
     regret: float | None  # None without oracle logs
     normalised: float | None
+    vs_public: float | None = None  # None without the public-information oracle's scores
 
 
 def _mean(values: Iterable[float]) -> float:
@@ -106,21 +111,26 @@ def _mean(values: Iterable[float]) -> float:
     return math.fsum(items) / len(items) if items else math.nan
 
 
+def _share(episodes: Sequence[EpisodeDigest], reference: Mapping[str, float]) -> float:
+    """Σ score / Σ the reference's score on the same scenarios; NaN where the reference's is 0."""
+    total = math.fsum(reference[episode.scenario_id] for episode in episodes)
+    return math.fsum(episode.score for episode in episodes) / total if total > 0 else math.nan
+
+
 def summarize_group(
     label: str,
     episodes: Sequence[EpisodeDigest],
-    reference: dict[str, float] | None = None,
+    reference: Mapping[str, float] | None = None,
+    public: Mapping[str, float] | None = None,
 ) -> Summary:
-    """One row of the table; `reference` maps a scenario id to the oracle's score."""
+    """One row of the table; `reference` maps a scenario id to the oracle's score, `public` to
+    the public-information oracle's."""
     agreed = [episode.agreed for episode in episodes if episode.agreed is not None]
     steps = sum(episode.steps for episode in episodes)
     regret = normalised = None
     if reference is not None:
-        mine = [episode.score for episode in episodes]
-        best = [reference[episode.scenario_id] for episode in episodes]
-        regret = _mean(b - m for b, m in zip(best, mine, strict=True))
-        total = math.fsum(best)
-        normalised = math.fsum(mine) / total if total > 0 else math.nan
+        regret = _mean(reference[episode.scenario_id] - episode.score for episode in episodes)
+        normalised = _share(episodes, reference)
     return Summary(
         label=label,
         episodes=len(episodes),
@@ -137,6 +147,7 @@ def summarize_group(
         fidelity=_mean(judged.fidelity for judged in agreed),
         regret=regret,
         normalised=normalised,
+        vs_public=None if public is None else _share(episodes, public),
     )
 
 
@@ -144,36 +155,44 @@ def _digests(episodes: Sequence[EpisodeDigest | EpisodeLog]) -> list[EpisodeDige
     return [e if isinstance(e, EpisodeDigest) else digest(e) for e in episodes]
 
 
+Reference = Sequence[EpisodeDigest | EpisodeLog] | Mapping[str, float]
+"""A reference policy's episodes, or its score per scenario id."""
+
+
 def summarize(
     episodes: Sequence[EpisodeDigest | EpisodeLog],
-    oracle: Sequence[EpisodeDigest | EpisodeLog] | Mapping[str, float] | None = None,
+    oracle: Reference | None = None,
+    public: Reference | None = None,
 ) -> list[Summary]:
     """Rows per template/difficulty (in order of first appearance), then "overall", of the
     episodes without a server's failure.
 
-    Digests or logs alike (a log is digested first). `oracle`, when given, is the oracle's
-    episodes or its score per scenario id, and must cover every cell of `episodes` (regret
-    needs the same seeds).
+    Digests or logs alike (a log is digested first). `oracle` and `public`, when given, are the
+    oracle's and the public-information oracle's episodes or scores per scenario id, and must
+    cover every cell of `episodes` (regret and the shares need the same seeds).
     """
     mine = [episode for episode in _digests(episodes) if not episode.server_errors]
-    reference = None
-    if oracle is not None:
-        reference = _oracle_scores(oracle)
-        missing = [episode.scenario_id for episode in mine if episode.scenario_id not in reference]
-        if missing:
-            raise ValueError(f"oracle: no oracle episode for {missing[0]} (and {len(missing) - 1} more)")
+    reference = None if oracle is None else _scores("oracle", oracle, mine)
+    public_scores = None if public is None else _scores("public", public, mine)
     groups: dict[str, list[EpisodeDigest]] = {}
     for episode in mine:
         groups.setdefault(f"{episode.template}/{episode.difficulty}", []).append(episode)
-    rows = [summarize_group(label, members, reference) for label, members in groups.items()]
-    rows.append(summarize_group("overall", mine, reference))
+    rows = [summarize_group(label, members, reference, public_scores) for label, members in groups.items()]
+    rows.append(summarize_group("overall", mine, reference, public_scores))
     return rows
 
 
-def _oracle_scores(oracle: Sequence[EpisodeDigest | EpisodeLog] | Mapping[str, float]) -> dict[str, float]:
-    if isinstance(oracle, Mapping):
-        return dict(oracle)
-    return {episode.scenario_id: episode.score for episode in _digests(oracle)}
+def _scores(name: str, reference: Reference, mine: Sequence[EpisodeDigest]) -> dict[str, float]:
+    """The reference's score per scenario id, refused (naming the argument) if it misses one."""
+    scores = (
+        dict(reference)
+        if isinstance(reference, Mapping)
+        else {episode.scenario_id: episode.score for episode in _digests(reference)}
+    )
+    missing = [episode.scenario_id for episode in mine if episode.scenario_id not in scores]
+    if missing:
+        raise ValueError(f"{name}: no {name} episode for {missing[0]} (and {len(missing) - 1} more)")
+    return scores
 
 
 def server_failed(episodes: Sequence[EpisodeDigest | EpisodeLog]) -> int:

@@ -40,8 +40,8 @@ def estimate(value: Estimate) -> str:
 
 RESULT_COLUMNS: dict[str, Callable[[Summary], str]] = {
     "n": lambda row: str(row.episodes),
-    "score ± 95% CI": lambda row: estimate(row.score),
-    "return ± 95% CI": lambda row: estimate(row.returns),
+    "score\n± 95% CI": lambda row: estimate(row.score),
+    "return\n± 95% CI": lambda row: estimate(row.returns),
     "agree": lambda row: percent(row.agreement_rate),
     "accepted\ninfeasible": lambda row: percent(row.accepted_infeasible_rate),
     "rounds": lambda row: number(row.mean_rounds, 1),
@@ -51,14 +51,18 @@ RESULT_COLUMNS: dict[str, Callable[[Summary], str]] = {
     "fidelity": lambda row: number(row.fidelity),
     "regret": lambda row: number(row.regret),
     "norm.": lambda row: number(row.normalised),
+    "vs\npublic": lambda row: number(row.vs_public),
 }
-_NARROW_COLUMNS = ("n", "score ± 95% CI", "agree", "accepted\ninfeasible", "norm.")
-"""The default columns after `cell`: what an 80-column terminal holds without cutting a value."""
+_NARROW_COLUMNS = ("n", "score\n± 95% CI", "agree", "accepted\ninfeasible", "norm.", "vs\npublic")
+"""The default columns after `cell`: what an 80-column terminal holds without cutting a value
+(the table has no outer frame, and a header of two words takes two lines, to fit them)."""
 
 
 def results_table(rows: Sequence[Summary], title: str, *, wide: bool = False) -> Table:
     """One row per template/difficulty, then the overall row in bold; every column if `wide`."""
-    table = Table(title=Text(title), title_justify="left", header_style="bold")
+    table = Table(
+        title=Text(title), title_justify="left", header_style="bold", show_edge=False, pad_edge=False
+    )
     columns = list(RESULT_COLUMNS) if wide else _NARROW_COLUMNS
     # A long family name folds onto a second line; the numbers never wrap or get cut.
     table.add_column("cell", overflow="fold")

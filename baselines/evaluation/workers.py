@@ -27,7 +27,7 @@ from replicalab.baselines.evaluation.turn_records import turn_records
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
 from replicalab.baselines.policies.interface import Seat, SeatFactory, reset_policy, seat_stats
 from replicalab.digest import digest
-from replicalab.models import EpisodeLog
+from replicalab.models import EpisodeLog, Provenance
 from replicalab.moves import SCIENTIST
 from replicalab.play import play, play_async
 from replicalab.scenarios import (
@@ -43,9 +43,10 @@ from replicalab.scenarios import (
 @dataclass(frozen=True)
 class WorkerSetup:
     """What a worker of a run needs: both seats' factories (they must pickle for a pool), the
-    settings, the parent's templates, whether to send logs as lines and turn records too, and
-    how many episodes to keep in flight (None: the seats move at once and are held all run), and
-    whether episodes in flight play on a frozen heap (`replicalab.baselines.evaluation.heap`)."""
+    settings, the parent's templates, whether to send logs as lines and turn records too, how
+    many episodes to keep in flight (None: the seats move at once and are held all run), whether
+    episodes in flight play on a frozen heap (`replicalab.baselines.evaluation.heap`), and the
+    run's provenance, which every log it plays carries."""
 
     scientist: SeatFactory
     lab_manager: SeatFactory
@@ -55,6 +56,7 @@ class WorkerSetup:
     turns: bool = False
     concurrency: int | None = None
     freeze_heap: bool = True
+    provenance: Provenance | None = None
 
 
 _setup: WorkerSetup | None = None
@@ -227,7 +229,7 @@ class _Groups:
 
 
 def _finish(played: _Played, setup: WorkerSetup) -> Finished:
-    log = played.log
+    log = played.log.model_copy(update={"provenance": setup.provenance})
     turn_lines = [r.model_dump_json() for r in turn_records(log, played.turns)] if setup.turns else []
     line_or_log = log.model_dump_json() if setup.lines else log
     return Finished(line_or_log, digest(log), played.stats, played.usage, turn_lines)

@@ -4,8 +4,8 @@ the way `evaluate` measures (needs the [train] extra: sb3-contrib and its torch)
 Before training and every `eval_every` environment steps after, the current policy plays the same
 validation-split grid through the runner (`StructuredScientist`: the env's observations, the env's codec), and one row
 goes to `curve.csv`: the judge's mean score, which no reward config changes, and the mean return
-under the run's reward config. The full config (`config.json`, the learner's settings and the
-package versions included) is written first and the curve a row at a time, so an interrupted
+under the run's reward config. The full config (`config.json`, the learner's settings, the
+package versions and the run's `Provenance` included) is written first and the curve a row at a time, so an interrupted
 run keeps both; the model (`model.zip`) and the curve's figure (`curve.png`) are written at the
 end, the model for `evaluate --scientist OUT/model.zip`. The model is also saved at every point
 of the curve after the first (`checkpoints/model_<steps>_steps.zip`, Stable-Baselines3's
@@ -39,7 +39,10 @@ from replicalab.baselines.policies.structured import ActFn, StructuredScientist,
 from replicalab.baselines.training.figures import plot_training_curve
 from replicalab.checks import check_positive_int
 from replicalab.install import install_hint
+from replicalab.models import Provenance, seed_ranges
+from replicalab.models.provenance import ANY_SEED
 from replicalab.rewards import RewardConfig, get_preset
+from replicalab.scenarios import DIFFICULTIES, template_names
 
 POLICY = "MultiInputPolicy"
 NET_ARCH = (256, 256)
@@ -256,7 +259,26 @@ def recorded_settings(config: TrainConfig) -> dict[str, Any]:
         "learner": learner,
         "trained": config.trained_counts(),
         "versions": _versions(),
+        "provenance": trained_provenance(config).model_dump(mode="json"),
     }
+
+
+def trained_provenance(config: TrainConfig) -> Provenance:
+    """What a model trained under `config` was trained on: the Gymnasium Scientist env's
+    default grid (every family and level) of the train split, its first `num_train_scenarios`
+    seeds or any it draws."""
+    from replicalab.envs import SCIENTIST_ENV_ID
+
+    capped = config.num_train_scenarios
+    return Provenance(
+        env_id=SCIENTIST_ENV_ID,
+        policy="MaskablePPO",
+        split="train",
+        templates=tuple(template_names()),
+        difficulties=DIFFICULTIES,
+        reward_preset=config.reward_config.name,
+        seeds=ANY_SEED if capped is None else seed_ranges(range(capped)),
+    )
 
 
 def train(

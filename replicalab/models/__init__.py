@@ -11,7 +11,8 @@ an LLM parser) gets the same error, naming the same field:
 - `observations`: what each agent sees on its turn;
 - `judge_values`: the judge's bonuses, free rounds, scores and verdicts;
 - `reward_config`: every term of the reward;
-- `log`: the episode log.
+- `log`: the episode log;
+- `provenance`: what produced a result, which every result file carries.
 
 What the lab charges (`CostRates`) lives with the price formula, in `replicalab.prices`.
 """
@@ -78,6 +79,7 @@ from replicalab.models.observations import (
     ScientistObservation,
     check_budget,
 )
+from replicalab.models.provenance import GAME_ID, Provenance, seed_ranges
 from replicalab.models.rates import CLASSIC_ITEM_PRICES, CostRates
 from replicalab.models.reward_config import (
     JudgeExponents,
@@ -90,6 +92,7 @@ __all__ = [
     "CLASSIC_ITEM_PRICES",
     "FEASIBILITY_DIMENSIONS",
     "FLAG_FIELDS",
+    "GAME_ID",
     "LAB_DIMENSIONS",
     "MAX_CREDITS",
     "MAX_DURATION_DAYS",
@@ -122,6 +125,7 @@ __all__ = [
     "Penalties",
     "PotentialKind",
     "Protocol",
+    "Provenance",
     "RawText",
     "ResourceItem",
     "RewardBreakdown",
@@ -141,4 +145,5 @@ __all__ = [
     "Verdict",
     "check_budget",
     "clip_text",
+    "seed_ranges",
 ]

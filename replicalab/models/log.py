@@ -10,6 +10,7 @@ from replicalab.models.actions import Protocol
 from replicalab.models.base import Contract, RawText
 from replicalab.models.judge_values import RewardBreakdown, Verdict
 from replicalab.models.observations import ConversationEntry
+from replicalab.models.provenance import Provenance
 from replicalab.models.reward_config import RewardConfig
 
 
@@ -57,3 +58,6 @@ class EpisodeLog(Contract):
     advantage: float | None = Field(default=None, exclude_if=_is_none)
     """(Scientist return − its group's mean) / the group's sample standard deviation; 0 when
     the group's returns do not spread (std < 1e-8)."""
+    provenance: Provenance | None = Field(default=None, exclude_if=_is_none)
+    """What played it: the run's version, game, seats, scenarios and reward (`Provenance`); a
+    log written by a run carries it, one an env or an older version wrote has none."""
