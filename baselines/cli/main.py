@@ -11,6 +11,7 @@
     replicalab train --out runs/ppo --steps 200000 -r potential   # needs the [train] extra
     replicalab evaluate --scientist runs/ppo/model.zip
     replicalab compare-rewards --train -p sparse,potential --out-dir reward-training
+    replicalab export-reading --split train --seeds 40 --out reading-train.jsonl
 
 Results go to stdout, the progress bar and errors to stderr. A mistake in the command line
 (unknown template, bad file) ends with a one-line message and a non-zero exit, no traceback:
@@ -26,6 +27,7 @@ import typer
 from replicalab import __version__
 from replicalab.baselines.cli.compare_rewards import compare_rewards_command
 from replicalab.baselines.cli.evaluate import evaluate
+from replicalab.baselines.cli.export_reading import export_reading
 from replicalab.baselines.cli.replay import replay
 from replicalab.baselines.cli.report import report
 from replicalab.baselines.cli.scenarios import scenarios
@@ -65,3 +67,4 @@ app.command()(report)
 app.command("train")(train_command)
 app.command("compare-rewards")(compare_rewards_command)
 app.command()(serve)
+app.command("export-reading")(export_reading)
