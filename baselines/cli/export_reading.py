@@ -49,6 +49,8 @@ def export_reading(
         )
         first = next(rows, None)  # a bad argument is refused before the file is opened
     counts: Counter[str] = Counter()
+    with user_errors():
+        out.parent.mkdir(parents=True, exist_ok=True)
     with user_errors(), out.open("w", encoding="utf-8") as file:
         for row in chain([first] if first is not None else [], rows):
             file.write(row.model_dump_json() + "\n")
