@@ -78,7 +78,10 @@ def reader_labels(rows: Sequence[ReadingRow]) -> list[str]:
         papers.setdefault(row.scenario_id, []).append(row)
     read: dict[str, dict[str, str]] = {}
     for scenario_id, same in papers.items():
-        listed = {kind: [r.candidate for r in same if r.kind == kind] for kind in ("technique", "element", "control")}
+        listed = {
+            kind: [r.candidate for r in same if r.kind == kind]
+            for kind in ("technique", "element", "control")
+        }
         candidates = Candidates(
             techniques=listed["technique"], elements=listed["element"], controls=listed["control"]
         )

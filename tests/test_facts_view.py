@@ -53,7 +53,9 @@ def test_the_facts_view_keeps_the_action_space_and_drops_every_text_column(mode:
 def _slot_columns(observation: np.ndarray, names: list[str], piece: str, count: int) -> np.ndarray:
     start = names.index(f"{piece}[0].{FACT_FIELDS[0]}")
     width = names.index(f"{piece}[1].{FACT_FIELDS[0]}") - start
-    return np.stack([observation[start + i * width : start + i * width + len(FACT_FIELDS)] for i in range(count)])
+    return np.stack(
+        [observation[start + i * width : start + i * width + len(FACT_FIELDS)] for i in range(count)]
+    )
 
 
 def test_each_slot_carries_its_candidate_s_public_label_the_label_the_oracle_reads() -> None:
@@ -121,7 +123,7 @@ def test_a_pack_its_seed_does_not_generate_is_refused_naming_the_option() -> Non
 @pytest.mark.parametrize("bad", ["fact", "", None, 1])
 def test_a_bad_reading_raises_an_error_naming_the_argument(bad: object) -> None:
     for make in (ScientistEnv, replicalab_v2.env, replicalab_v2.parallel_env):
-        with pytest.raises(ValueError, match="^reading: "):
+        with pytest.raises(ValueError, match=r"^reading: "):
             make(reading=bad)
 
 
