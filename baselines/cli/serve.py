@@ -64,9 +64,7 @@ def serve(
     ] = "default",
     max_rounds: Annotated[int, typer.Option(help="Default round limit.")] = 6,
     action_mode: Annotated[str, typer.Option(help="Default action mode: structured | text.")] = "structured",
-    reading: Annotated[
-        str, typer.Option(help="Default reading: text | facts (public facts per candidate, a training aid).")
-    ] = "text",
+    reading: Annotated[str, typer.Option(help="Default reading: text | facts (a training aid).")] = "text",
     log_json: Annotated[bool, typer.Option(help="Log JSON lines instead of text.")] = False,
 ) -> None:
     """Serve the Scientist's seat over OpenEnv's HTTP and WebSocket protocol (docs/serving.md).
