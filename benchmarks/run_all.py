@@ -16,6 +16,7 @@ MODULES = (
     "bench_agents",
     "bench_judge",
     "bench_env",
+    "bench_memory",
     "instructions",
     "bench_evaluate",
     "bench_scaling",

@@ -2,8 +2,11 @@
 
 Each env fixes its layout when it is built, from the templates registered then (one one-hot
 column per family: a family registered later, or a pack of an unregistered template, leaves the
-template piece all zero). `feature_names(agent)` names every column; every value lies in
-[0, 1] (counts and amounts are divided by the scale given and clipped at 1).
+template piece all zero) and from its `reading`, which fills the Scientist's candidate slots with
+the paper's hashed text (`"text"`, the default: `replicalab.envs.text_columns`) or with what the
+paper publicly says of each candidate (`"facts"`: `replicalab.envs.facts_columns`).
+`feature_names(agent, reading=...)` names every column; every value lies in [0, 1] (counts and
+amounts are divided by the scale given and clipped at 1).
 
 Both agents' vectors start with the same pieces:
 
@@ -37,15 +40,23 @@ The Scientist's vector goes on with the slots of its structured action (`replica
 | `…[i].mentions` | sentences of the method that mention the candidate (its exact words, or at least half its content words) | / 4 |
 | `…[i].exact` | some mention has its exact words in order | 0/1 |
 | `…[i].partial` | the largest share of its content words in one sentence | 0-1 |
-| `…[i].hash[b]` | occurrences, in the sentences that mention the candidate and the sentence after each, of the words and word pairs whose hash falls in bucket b of 64 (see below) | / 4 |
+| `…[i].hash[b]` | occurrences, in the sentences that mention the candidate and the sentence after each, of the words and word pairs whose hash falls in bucket b of 64 (`replicalab.envs.text_columns`) | / 4 |
 
-The `…` columns exist for `technique[k]`, `control[j]` and `element[i]` alike: what the method
-says around a candidate, for a learner to read, never a verdict on what the study did. In a
-mentioning sentence the candidate's own content words become one place-holder; each other word
-counts as itself and on which side of the candidate it stands, each pair of adjacent words (the
-place-holder included) counts once; each word of the next sentence counts once more, marked as
-the next sentence's. Each such feature goes to the bucket `zlib.crc32` of it picks (the same in
-every process), so words share buckets and no column is a word list.
+The `…` columns exist for `technique[k]`, `control[j]` and `element[i]` alike, between the slot's
+first field and (for elements) `addressed`: what the method says around a candidate, for a
+learner to read, never a verdict on what the study did.
+
+With `reading="facts"` (a training aid: a score on it is never the reading benchmark's) the
+`…` columns give way to what the paper publicly says of the candidate, exactly what the
+public-information oracle reads:
+
+| columns | meaning | scale |
+|---|---|---|
+| `…[i].paper=used` | some sentence of the method says the study used the candidate | 0/1 |
+| `…[i].paper=not_used` | some sentence says the study did not use it | 0/1 |
+| `…[i].paper=mentioned` | sentences name it and say nothing of this study | 0/1 |
+
+All three are 0 when the method never names the candidate (unstated), and for a generic slot.
 
 The Lab Manager's vector goes on with what it answers from:
 
@@ -59,22 +70,25 @@ The Lab Manager's vector goes on with what it answers from:
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from functools import lru_cache
-from itertools import chain, pairwise
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 
 from replicalab.envs.codec import ScientistCodec
+from replicalab.envs.facts_columns import FACT_FIELDS, facts_columns
 from replicalab.envs.spaces import MAX_CONTROLS, MAX_DURATION, MAX_ELEMENTS, MAX_ITEMS, MAX_TECHNIQUES
+from replicalab.envs.text_columns import CUE_FIELDS, text_columns
 from replicalab.episode import Episode
-from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind, Paper
+from replicalab.models import FEASIBILITY_DIMENSIONS, ItemKind
 from replicalab.moves import LAB_MANAGER, LAB_MANAGER_ACTION_TYPES, SCIENTIST, SCIENTIST_ACTION_TYPES
-from replicalab.reading import Mention, sentence_mentions
 from replicalab.scenarios import DIFFICULTIES, NormalizedScenarioPack, template_names
-from replicalab.text import content_words, sentences, words
+
+Reading = Literal["text", "facts"]
+READINGS: tuple[Reading, ...] = ("text", "facts")
+"""How the Scientist's candidate slots read the paper: its method's words around each candidate,
+hashed (`text_columns`), or what the paper publicly says of each (`facts_columns`)."""
 
 LIMITS = (
     "budget",
@@ -90,148 +104,32 @@ PROTOCOL_FIELDS = ("present", "sample_size", "duration_days", "controls", "cost"
 ITEM_FIELDS = ("present", "available", "essential", "equipment", "has_substitute", "requested", "price")
 RATE_FIELDS = ("revealed", "per_sample", "per_day", "per_control")
 SUGGESTION_FIELDS = ("exists", "improved", "remaining_failures")
-HASH_BUCKETS = 64  # hashed text columns per candidate slot
-NAMING_FIELDS = ("mentions", "exact", "partial")
-CUE_FIELDS = (*NAMING_FIELDS, *(f"hash[{b}]" for b in range(HASH_BUCKETS)))
-"""What the method says around a candidate (`text_columns`), no verdict."""
-TECHNIQUE_FIELDS = ("chosen", *CUE_FIELDS)
-CONTROL_FIELDS = ("included", *CUE_FIELDS)
-ELEMENT_FIELDS = ("present", *CUE_FIELDS, "addressed")
-_MAX_MENTIONS = 4  # sentences mentioning one candidate, the `mentions` scale
-_MAX_COUNT = 4.0  # occurrences of one hashed bucket that fill its column
-_HERE = "@"  # where the candidate stands in a sentence (no word holds "@")
+_READ_FIELDS: dict[str, tuple[str, ...]] = {"text": CUE_FIELDS, "facts": FACT_FIELDS}
+
+
+def check_reading(reading: object, argument: str = "reading") -> Reading:
+    """`reading` if it is one of `READINGS`, else a ValueError naming `argument`."""
+    for known in READINGS:
+        if reading == known:
+            return known
+    raise ValueError(f"{argument}: must be one of {', '.join(map(repr, READINGS))}, got {reading!r}")
+
+
+def slot_fields(reading: Reading) -> dict[str, tuple[str, ...]]:
+    """The fields of each candidate slot (technique, control, element) under `reading`: what the
+    protocol does with the candidate, then what the paper says of it."""
+    read = _READ_FIELDS[reading]
+    return {
+        "technique": ("chosen", *read),
+        "control": ("included", *read),
+        "element": ("present", *read, "addressed"),
+    }
+
+
 _REQUESTED = ITEM_FIELDS.index("requested")
 _PRICE = ITEM_FIELDS.index("price")
 _LAB_MANAGER_MOVES = [kind.value for kind in LAB_MANAGER_ACTION_TYPES]
 _SCIENTIST_MOVES = [kind.value for kind in SCIENTIST_ACTION_TYPES]
-
-
-def text_columns(paper: Paper, names: Sequence[str]) -> np.ndarray:
-    """`CUE_FIELDS` of each candidate of `names` in `paper`'s method, one row each: how many
-    sentences mention it, whether one names it exactly, the best share of its words, and the
-    hashed words and word pairs around it (the module says which); all 0 where no sentence
-    mentions it (or the name is empty). The paper is read once for all of them, sentence by
-    sentence (`reading.cues` finds the same mentions)."""
-    out = np.zeros((len(names), len(CUE_FIELDS)), dtype=np.float32)
-    listed = tuple(names)
-    said = sentences(paper.method)
-    found: dict[int, list[Mention]] = {}  # row -> its mentions, in sentence order
-    hashed: dict[int, list[int]] = {}  # row -> the buckets of its features
-    for number, sentence in enumerate(said):
-        read = _read_sentence(sentence, listed)
-        following = _said(said[number + 1]) if read and number + 1 < len(said) else None
-        for mention, around in read:
-            row = mention.slot
-            found.setdefault(row, []).append(mention)
-            buckets = hashed.setdefault(row, [])
-            buckets += around
-            if following is not None:
-                buckets += _after(following, content_words(listed[row]))
-    if not found:
-        return out
-    mentioned = sorted(found)
-    out[mentioned, : len(NAMING_FIELDS)] = [
-        (
-            min(1.0, len(found[row]) / _MAX_MENTIONS),
-            any(m.exact for m in found[row]),
-            max(m.share for m in found[row]),
-        )
-        for row in mentioned
-    ]
-    owners = np.repeat(np.arange(len(mentioned)), [len(hashed[row]) for row in mentioned])
-    flat = np.fromiter(
-        chain.from_iterable(hashed[row] for row in mentioned), dtype=np.intp, count=len(owners)
-    )
-    counts = np.bincount(owners * HASH_BUCKETS + flat, minlength=len(mentioned) * HASH_BUCKETS)
-    out[mentioned, len(NAMING_FIELDS) :] = np.minimum(counts.reshape(-1, HASH_BUCKETS) / _MAX_COUNT, 1.0)
-    return out
-
-
-@lru_cache(maxsize=8192)  # sentences recur across packs: a case's methods are written from a few
-def _read_sentence(sentence: str, names: tuple[str, ...]) -> tuple[tuple[Mention, tuple[int, ...]], ...]:
-    """Each candidate of `names` that `sentence` mentions, with the buckets of the sentence
-    around it (`_around`)."""
-    found = sentence_mentions(sentence, names)
-    if not found:  # about half the sentences: no word list made
-        return ()
-    said = _said(sentence)
-    return tuple((mention, _around(said, content_words(names[mention.slot]))) for mention in found)
-
-
-class _Word(NamedTuple):
-    """One word's part in the text features: the bucket of each feature it makes alone, and
-    what a word pair "a b" needs (its bucket is `zlib.crc32` of "a b", continued from "a")."""
-
-    before: int  # the bucket of "<word"
-    after: int  # ">word"
-    following: int  # "+word"
-    crc: int  # zlib.crc32 of "word"
-    tail: bytes  # " word"
-
-
-def _bucket(feature: bytes) -> int:
-    """The bucket of a text feature: the same in every process, whatever PYTHONHASHSEED."""
-    return zlib.crc32(feature) % HASH_BUCKETS
-
-
-@lru_cache(maxsize=8192)  # a method's vocabulary is small and recurs across packs
-def _word(word: str) -> _Word:
-    text = word.encode()
-    return _Word(
-        _bucket(b"<" + text), _bucket(b">" + text), _bucket(b"+" + text), zlib.crc32(text), b" " + text
-    )
-
-
-_HERE_WORD = _word(_HERE)
-
-
-class _Said(NamedTuple):
-    """A sentence as the text features read it."""
-
-    tokens: tuple[str, ...]  # its words
-    bag: frozenset[str]
-    looked: tuple[_Word, ...]  # each word's `_Word`
-    following: tuple[int, ...]  # its buckets after a mention of a candidate it holds no word of
-
-
-@lru_cache(maxsize=8192)  # the sentence after a mention is read for each candidate mentioned
-def _said(sentence: str) -> _Said:
-    tokens = words(sentence)
-    looked = tuple(_word(w) for w in tokens)
-    return _Said(tokens, frozenset(tokens), looked, tuple(w.following for w in looked))
-
-
-def _placed(said: _Said, own: frozenset[str]) -> tuple[list[_Word], int]:
-    """The sentence's words with each run of the candidate's own words made one `_HERE`, and
-    where the first of those stands (the length when none does)."""
-    placed: list[_Word] = []
-    first = -1
-    for text, word in zip(said.tokens, said.looked, strict=True):
-        if text not in own:
-            placed.append(word)
-        elif not placed or placed[-1] is not _HERE_WORD:
-            first = len(placed) if first < 0 else first
-            placed.append(_HERE_WORD)
-    return placed, len(placed) if first < 0 else first
-
-
-def _around(said: _Said, own: frozenset[str]) -> tuple[int, ...]:
-    """The buckets of a sentence that mentions a candidate of content words `own`: each other
-    word with its side of the candidate ("<" before its first mention, ">" after), and each pair
-    of adjacent words, the candidate one `_HERE`."""
-    placed, first = _placed(said, own)
-    buckets = [w.before for w in placed[:first]]
-    buckets += [w.after for w in placed[first:] if w is not _HERE_WORD]
-    buckets += [zlib.crc32(b.tail, a.crc) % HASH_BUCKETS for a, b in pairwise(placed)]
-    return tuple(buckets)
-
-
-def _after(said: _Said, own: frozenset[str]) -> tuple[int, ...]:
-    """The buckets of the sentence after a mention: each word, marked as the next sentence's
-    ("+"), the candidate one `_HERE`."""
-    if said.bag.isdisjoint(own):
-        return said.following
-    return tuple(w.following for w in _placed(said, own)[0])
 
 
 class Piece(NamedTuple):
@@ -272,40 +170,20 @@ class Layout:
 
 
 class Layouts(NamedTuple):
-    """Both agents' layouts, for the templates the template one-hot has a column for."""
+    """Both agents' layouts, for the templates the template one-hot has a column for and the
+    way the Scientist's candidate slots read the paper."""
 
     templates: tuple[str, ...]
+    reading: Reading
     shared: Layout  # the pieces both agents' vectors start with
     scientist: Layout
     lab_manager: Layout
 
     @classmethod
-    def of(cls, templates: Sequence[str]) -> Layouts:
-        shared = [
-            _one_hot("template", templates),
-            _one_hot("difficulty", DIFFICULTIES),
-            Piece("round", ("round",)),
-            Piece("limits", LIMITS),
-            _fields("protocol", PROTOCOL_FIELDS),
-            _fields("check", FEASIBILITY_DIMENSIONS),
-            _one_hot("lab_manager_move", _LAB_MANAGER_MOVES),
-            Piece("lab_manager_suggested", ("lab_manager_suggested",)),
-        ]
-        scientist = [
-            *shared,
-            _slots("item", MAX_ITEMS, ITEM_FIELDS),
-            _fields("rates", RATE_FIELDS),
-            _slots("control", MAX_CONTROLS, CONTROL_FIELDS),
-            _slots("element", MAX_ELEMENTS, ELEMENT_FIELDS),
-            _slots("technique", MAX_TECHNIQUES, TECHNIQUE_FIELDS),
-        ]
-        lab_manager = [
-            *shared,
-            Piece("feasible", ("check.feasible",)),
-            _fields("suggestion", SUGGESTION_FIELDS),
-            _one_hot("scientist_move", _SCIENTIST_MOVES),
-        ]
-        return cls(tuple(templates), Layout(shared), Layout(scientist), Layout(lab_manager))
+    def of(cls, templates: Sequence[str], reading: str = "text") -> Layouts:
+        """The layouts for `templates` and `reading`: one object per process for each, shared by
+        every env and observer built with them (a ValueError names a bad `reading`)."""
+        return _layouts(tuple(templates), check_reading(reading))
 
     def of_agent(self, agent: str) -> Layout:
         if agent == SCIENTIST:
@@ -315,10 +193,41 @@ class Layouts(NamedTuple):
         raise ValueError(f"agent: unknown agent {agent!r}; agents: {SCIENTIST}, {LAB_MANAGER}")
 
 
-def feature_names(agent: str, templates: Sequence[str] | None = None) -> list[str]:
+@lru_cache(maxsize=16)  # one per (registry, reading) an env was built under
+def _layouts(templates: tuple[str, ...], reading: Reading) -> Layouts:
+    fields = slot_fields(reading)
+    shared = [
+        _one_hot("template", templates),
+        _one_hot("difficulty", DIFFICULTIES),
+        Piece("round", ("round",)),
+        Piece("limits", LIMITS),
+        _fields("protocol", PROTOCOL_FIELDS),
+        _fields("check", FEASIBILITY_DIMENSIONS),
+        _one_hot("lab_manager_move", _LAB_MANAGER_MOVES),
+        Piece("lab_manager_suggested", ("lab_manager_suggested",)),
+    ]
+    scientist = [
+        *shared,
+        _slots("item", MAX_ITEMS, ITEM_FIELDS),
+        _fields("rates", RATE_FIELDS),
+        _slots("control", MAX_CONTROLS, fields["control"]),
+        _slots("element", MAX_ELEMENTS, fields["element"]),
+        _slots("technique", MAX_TECHNIQUES, fields["technique"]),
+    ]
+    lab_manager = [
+        *shared,
+        Piece("feasible", ("check.feasible",)),
+        _fields("suggestion", SUGGESTION_FIELDS),
+        _one_hot("scientist_move", _SCIENTIST_MOVES),
+    ]
+    return Layouts(templates, reading, Layout(shared), Layout(scientist), Layout(lab_manager))
+
+
+def feature_names(agent: str, templates: Sequence[str] | None = None, reading: str = "text") -> list[str]:
     """One name per column of `agent`'s observation vector in an env built when `templates`
-    were the registered ones (default: those registered now)."""
-    layouts = Layouts.of(template_names() if templates is None else templates)
+    were the registered ones (default: those registered now), reading the paper as `reading`
+    says."""
+    layouts = Layouts.of(template_names() if templates is None else templates, reading)
     return list(layouts.of_agent(agent).names)
 
 
@@ -333,6 +242,8 @@ class Observer:
     def __init__(self, layouts: Layouts, codec: ScientistCodec) -> None:
         self.layouts = layouts
         self.codec = codec
+        fields = slot_fields(layouts.reading)
+        self._width = {piece: len(names) for piece, names in fields.items()}
         shared = _scenario_features(layouts, codec.scenario)
         self._scientist_static = layouts.scientist.zeros()
         self._scientist_static[: shared.size] = shared
@@ -348,21 +259,25 @@ class Observer:
         self._lab_manager_static[: shared.size] = shared
 
     def _read_paper(self, layout: Layout, codec: ScientistCodec) -> None:
-        """Every candidate slot's text columns in the paper's method, read once."""
+        """Every candidate slot's columns of what the paper says (its hashed text, or its public
+        facts, as the layouts' reading is), read once."""
         out = self._scientist_static
         slots = (
-            ("technique", codec.techniques, len(TECHNIQUE_FIELDS)),
-            ("control", codec.controls, len(CONTROL_FIELDS)),
-            ("element", codec.elements, len(ELEMENT_FIELDS)),
+            ("technique", codec.techniques),
+            ("control", codec.controls),
+            ("element", codec.elements),
         )
-        names = [name for _, listed, _ in slots for name in listed]
-        read = text_columns(codec.scenario.paper, names)
+        names = [name for _, listed in slots for name in listed]
+        if self.layouts.reading == "facts":
+            read = facts_columns(codec.scenario, names)
+        else:
+            read = text_columns(codec.scenario.paper, names)
         row = 0
-        for piece, listed, width in slots:  # each piece's slots as the rows of a view
-            block = out[layout.span[piece]].reshape(-1, width)
-            block[: len(listed), 1 : 1 + len(CUE_FIELDS)] = read[row : row + len(listed)]
+        for piece, listed in slots:  # each piece's slots as the rows of a view
+            block = out[layout.span[piece]].reshape(-1, self._width[piece])
+            block[: len(listed), 1 : 1 + read.shape[1]] = read[row : row + len(listed)]
             row += len(listed)
-        present = out[layout.span["element"]].reshape(-1, len(ELEMENT_FIELDS))[:, 0]
+        present = out[layout.span["element"]].reshape(-1, self._width["element"])[:, 0]
         present[: len(codec.elements)] = [bool(name) for name in codec.elements]
 
     def scientist(self, episode: Episode) -> np.ndarray:
@@ -389,13 +304,14 @@ class Observer:
         for name in protocol.controls:
             slot = codec.control_slot(name)
             if slot is not None:
-                out[layout.start["control"] + slot * len(CONTROL_FIELDS)] = 1.0
+                out[layout.start["control"] + slot * self._width["control"]] = 1.0
+        element = self._width["element"]
         for i, name in enumerate(codec.elements):
             if name in protocol.elements:
-                out[layout.start["element"] + i * len(ELEMENT_FIELDS) + len(ELEMENT_FIELDS) - 1] = 1.0
+                out[layout.start["element"] + i * element + element - 1] = 1.0
         slot = codec.technique_slot(protocol.technique)
         if slot is not None:
-            out[layout.start["technique"] + slot * len(TECHNIQUE_FIELDS)] = 1.0
+            out[layout.start["technique"] + slot * self._width["technique"]] = 1.0
         return out
 
     def _fill_rates(self, out: np.ndarray, layout: Layout, episode: Episode) -> None:

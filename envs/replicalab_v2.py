@@ -51,8 +51,13 @@ list or tuple of them (`templates="ml_benchmark"` is that one template). `reward
 ("train", "validation" or "test": whose papers the scenarios come from) and
 `num_train_scenarios` (None, or a positive int n: the train split's scenario seeds are drawn
 from 0 to n - 1, so scenarios recur; the env then generates each once and keeps it, with what
-translates it, for its later episodes, up to 1,024 of them). A bad value raises a `ValueError`
-or `TypeError` naming the argument.
+translates it, for its later episodes; every env of the process shares one store of up to
+1,024 such scenarios) and `reading` ("text", the default, or "facts": how the Scientist's
+structured observation reads the paper, its method's words around each candidate hashed, or
+what the paper publicly says of each candidate, used / not used / mentioned only / unstated, a
+training aid whose scores are never the reading benchmark's; the action space and the prompt
+are the same; see docs/observation-features.md). A bad value raises a `ValueError` or
+`TypeError` naming the argument.
 
 ## Reset options
 `reset(seed=None, options=None)`: `options` is None or a dict with any of

@@ -30,7 +30,9 @@ steps when given. `info["verdict"]` and `info["judge"]` arrive with the last ste
 ## Arguments
 The AEC env's (`replicalab.envs.replicalab_v2`): `templates`, `difficulties` (one name or a list of them),
 `reward_config`, `max_rounds`, `step_cap`, `action_mode`, `render_mode`, `split`,
-`num_train_scenarios` (where it caps the seeds, each scenario is generated once per env).
+`num_train_scenarios` (where it caps the seeds, each scenario is generated once per process),
+`reading` ("text" or "facts": the observation's candidate slots carry the method's hashed text
+or what the paper publicly says of each candidate, a training aid).
 
 ## Reset options
 The AEC env's: `scenario` (a pack to play, alone), `template`, `difficulty`, `scenario_seed` (a

@@ -18,7 +18,7 @@ from gymnasium.utils import seeding
 from replicalab.agents import build_scientist_system_prompt, format_scientist_observation
 from replicalab.checks import check_positive_int
 from replicalab.envs import codec
-from replicalab.envs.features import Layouts, Observer
+from replicalab.envs.features import Layouts, Observer, check_reading
 from replicalab.envs.spaces import (
     fit_text,
     lab_manager_action_space,
@@ -43,7 +43,7 @@ from replicalab.scenarios.key import check_seed
 from replicalab.scenarios.registry import check_difficulty, check_has_cases, check_split
 
 ACTION_MODES = ("structured", "text")
-KEPT_SCENARIOS = 1024  # the most scenarios of a capped train split one session keeps made
+KEPT_SCENARIOS = 1024  # the most scenarios of capped train splits one process keeps made
 
 
 class _Scenario(NamedTuple):
@@ -54,6 +54,13 @@ class _Scenario(NamedTuple):
     observer: Observer
     system_prompt: str
 
+
+_KEPT: dict[tuple[ScenarioKey, tuple[str, ...], str, bool], _Scenario] = {}
+"""The scenarios of capped train splits this process has made, with what translates them, by key,
+layout (the registered templates, the reading) and whether a system prompt was written: every
+session of the process reads and fills the same store, so many envs hold one copy of each (the
+first KEPT_SCENARIOS made, about 40 KiB each). A kept scenario is the one its key generates,
+so an env plays the same episodes whether it finds one kept or makes it."""
 
 _DRAW_OPTIONS = ("template", "difficulty", "scenario_seed")
 OPTIONS = ("scenario", *_DRAW_OPTIONS)
@@ -123,6 +130,7 @@ class Session:
         action_mode: str = "structured",
         split: str = "train",
         num_train_scenarios: int | None = None,
+        reading: str = "text",
     ) -> None:
         self.split = check_split(split)
         if num_train_scenarios is not None:
@@ -148,8 +156,9 @@ class Session:
             check_positive_int("step_cap", step_cap)
         self.step_cap = step_cap
         self.action_mode = action_mode
+        self.reading = check_reading(reading)
         # The registry as it stands now fixes the template one-hot and the structured vocabularies.
-        self.layouts = Layouts.of(template_names())
+        self.layouts = Layouts.of(template_names(), self.reading)
         self.action_spaces: dict[str, spaces.Space[Any]] = {
             SCIENTIST: scientist_action_space(action_mode),
             LAB_MANAGER: lab_manager_action_space(),
@@ -161,9 +170,6 @@ class Session:
         self.episode: Episode | None = None
         self.np_random: np.random.Generator | None = None
         self.system_prompt = ""
-        # Where `num_train_scenarios` caps the seeds, scenarios recur: each is generated once and
-        # kept with its codec and observer (the first KEPT_SCENARIOS, about 45 KiB each).
-        self._kept: dict[ScenarioKey, _Scenario] = {}
 
     def start(self, seed: int | None, options: Mapping[str, Any] | None) -> Episode:
         """Begin a new episode; `options` may pin parts of the scenario (see `OPTIONS`)."""
@@ -184,7 +190,7 @@ class Session:
             )
             scenario = self._scenario(key)
         else:
-            scenario = self._translators(pinned)
+            scenario = self._pinned(pinned)
         pack, self.scientist_codec, self.observer, self.system_prompt = scenario
         self.episode = Episode(
             pack,
@@ -197,20 +203,27 @@ class Session:
     def _scenario(self, key: ScenarioKey) -> _Scenario:
         """The scenario of this key: the kept one, or a new one, kept if it belongs to the capped
         set and there is room."""
-        kept = self._kept.get(key)
-        if kept is not None:
-            return kept
-        made = self._translators(generate_pack(key))
         cap = self.num_train_scenarios
-        if (
-            cap is not None
-            and key.seed < cap
-            and key.template in self.templates
-            and key.difficulty in self.difficulties
-            and len(self._kept) < KEPT_SCENARIOS
-        ):
-            self._kept[key] = made
-        return made
+        if cap is None or key.seed >= cap or key.template not in self.templates:
+            return self._translators(generate_pack(key))
+        if key.difficulty not in self.difficulties:
+            return self._translators(generate_pack(key))
+        kept_as = (key, self.layouts.templates, self.reading, self.action_mode == "text")
+        kept = _KEPT.get(kept_as)
+        if kept is None:
+            kept = self._translators(generate_pack(key))
+            if len(_KEPT) < KEPT_SCENARIOS:
+                _KEPT[kept_as] = kept
+        return kept
+
+    def _pinned(self, pack: NormalizedScenarioPack) -> _Scenario:
+        """A pack given at reset, translated; the facts view reads facts only its seed records."""
+        try:
+            return self._translators(pack)
+        except ValueError as exc:
+            if self.reading != "facts":
+                raise
+            raise ValueError(f"options['scenario']: reading='facts' needs a generated pack ({exc})") from None
 
     def _translators(self, pack: NormalizedScenarioPack) -> _Scenario:
         """`pack` with what translates its episodes: the codec, the observer, the system prompt."""

@@ -1,10 +1,15 @@
 """ReplicaLab: the framework-free core of the experiment-planning negotiation."""
 
+from importlib.util import find_spec
 from typing import Any
 
 from replicalab.version import __version__
 
 __all__ = ["__version__", "load_environment"]
+
+_VERIFIERS_V1 = ("ReplicaLabEnv", "ReplicaLabTaskset")
+"""What verifiers 0.4 finds by the taskset id "replicalab": it imports this package and takes
+the `Taskset` and `Env` subclasses its `__all__` names (`replicalab.envs.verifiers_v1`)."""
 
 
 def load_environment(*args: Any, **kwargs: Any) -> Any:
@@ -15,3 +20,15 @@ def load_environment(*args: Any, **kwargs: Any) -> Any:
     from replicalab.envs.verifiers_env import load_environment as load_verifiers_env
 
     return load_verifiers_env(*args, **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    """The verifiers 0.4 classes, imported only when asked for, and `__all__`, which names them
+    only where verifiers 0.4 is installed (so `from replicalab import *` never needs it)."""
+    if name == "__all__":
+        return ["load_environment", *(_VERIFIERS_V1 if find_spec("verifiers.v1") else ())]
+    if name in _VERIFIERS_V1:
+        from replicalab.envs import verifiers_v1
+
+        return getattr(verifiers_v1, name)
+    raise AttributeError(f"module 'replicalab' has no attribute {name!r}")

@@ -200,6 +200,21 @@ def read_paper(paper: Paper, candidates: Candidates) -> Reading:
     )
 
 
+def read_labels(paper: Paper, candidates: Candidates) -> dict[str, str]:
+    """Each of `candidates` with what the reader takes the method to say of it, in the labels of
+    the reading data set (`replicalab.scenarios.public_labels`): `used`, `not_used`, `mentioned`
+    (named, with no verdict) or `unstated` (never named); a verdict outranks a mention, a use a
+    denial, as in `read_paper`."""
+    names = (*candidates.techniques, *candidates.elements, *candidates.controls)
+    said: dict[str, set[str]] = {}
+    for name, meaning in _verdicts(paper.method, names):
+        said.setdefault(name, set()).add(meaning)
+    return {
+        name: next((m for m in ("used", "not_used", "mentioned") if m in said.get(name, ())), "unstated")
+        for name in names
+    }
+
+
 class Form(NamedTuple):
     """A sentence form the reader knows: its pattern (one group per candidate it speaks of),
     how many sentences it spans, and what it says of each candidate, in group order."""

@@ -260,6 +260,30 @@ def test_a_capped_env_makes_each_scenario_once_and_plays_it_as_new(mode: str) ->
     assert len(packs) == 6
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_capped_envs_of_one_process_share_each_kept_scenario_and_play_the_same_episodes(mode: str) -> None:
+    """Every capped env of a process keeps its scenarios in one store: a second env finds the
+    first's packs (one copy, however many envs), and plays, seed for seed, the episodes the
+    first played when it made them; an env of the other reading keeps its own translation."""
+    first = replicalab_v2.env(action_mode=mode, templates="math_reasoning", num_train_scenarios=3)
+    second = replicalab_v2.env(action_mode=mode, templates="math_reasoning", num_train_scenarios=3)
+    facts = replicalab_v2.env(
+        action_mode=mode, templates="math_reasoning", num_train_scenarios=3, reading="facts"
+    )
+    for seed in range(60, 72):
+        first.reset(seed=seed)
+        pack = first.episode.scenario
+        made = _trace(first, seed)
+        second.reset(seed=seed)
+        assert second.episode.scenario is pack
+        assert _trace(second, seed) == made
+        facts.reset(seed=seed)
+        assert facts.episode.scenario is not pack
+        assert facts.observation_space(SCIENTIST)["observation"].shape != (
+            first.observation_space(SCIENTIST)["observation"].shape
+        )
+
+
 # --------------------------------------------------------------------------- determinism
 
 _SCRIPT = """

@@ -9,7 +9,7 @@ import pytest
 
 from replicalab.baselines.policies.probes import wanted_samples
 from replicalab.baselines.policies.readers import SingleCueScientist
-from replicalab.envs.features import CUE_FIELDS, text_columns
+from replicalab.envs.text_columns import CUE_FIELDS, text_columns
 from replicalab.episode import Episode
 from replicalab.models import Paper
 from replicalab.reading import cues

@@ -11,7 +11,8 @@ import numpy as np
 
 from replicalab.envs import replicalab_v2
 from replicalab.envs.codec import ScientistCodec
-from replicalab.envs.features import CUE_FIELDS, HASH_BUCKETS, NAMING_FIELDS, feature_names, text_columns
+from replicalab.envs.features import feature_names
+from replicalab.envs.text_columns import CUE_FIELDS, HASH_BUCKETS, NAMING_FIELDS, text_columns
 from replicalab.models import Paper
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
 
@@ -59,7 +60,7 @@ def test_the_words_around_a_candidate_and_the_next_sentence_count_the_rest_does_
 def test_the_columns_are_the_same_under_any_hash_seed() -> None:
     code = (
         "from replicalab.scenarios import generate_scenario;"
-        "from replicalab.envs.features import text_columns;"
+        "from replicalab.envs.text_columns import text_columns;"
         "p = generate_scenario(3, 'ml_benchmark', 'hard', 'test');"
         "print(text_columns(p.paper, p.candidates.elements).tobytes().hex())"
     )

@@ -12,6 +12,7 @@
     replicalab train --out runs/ppo --steps 200000 -r potential   # needs the [train] extra
     replicalab evaluate --scientist runs/ppo/model.zip
     replicalab compare-rewards --train -p sparse,potential --out-dir reward-training
+    replicalab export-reading --split train --seeds 40 --out reading-train.jsonl
 
 Results go to stdout, the progress bar and errors to stderr. A mistake in the command line
 (unknown template, bad file) ends with a one-line message and a non-zero exit, no traceback:
@@ -28,6 +29,7 @@ import typer
 from replicalab import __version__
 from replicalab.baselines.cli.compare_rewards import compare_rewards_command
 from replicalab.baselines.cli.evaluate import evaluate
+from replicalab.baselines.cli.export_reading import export_reading
 from replicalab.baselines.cli.help_text import PlainHelpCommand, PlainHelpGroup
 from replicalab.baselines.cli.play import play_command
 from replicalab.baselines.cli.replay import replay
@@ -71,3 +73,4 @@ app.command("train", cls=PlainHelpCommand)(train_command)
 app.command("compare-rewards", cls=PlainHelpCommand)(compare_rewards_command)
 app.command(cls=PlainHelpCommand)(serve)
 app.command("play", cls=PlainHelpCommand)(play_command)
+app.command("export-reading", cls=PlainHelpCommand)(export_reading)

@@ -86,6 +86,7 @@ def serve(
     ] = "default",
     max_rounds: Annotated[int, typer.Option(help="Default round limit.")] = 6,
     action_mode: Annotated[str, typer.Option(help="Default action mode: structured | text.")] = "structured",
+    reading: Annotated[str, typer.Option(help="Default reading: text | facts (a training aid).")] = "text",
     log_json: Annotated[bool, typer.Option(help="Log JSON lines instead of text.")] = False,
 ) -> None:
     """Serve the Scientist's seat over OpenEnv's HTTP and WebSocket protocol (docs/serving.md).
@@ -125,6 +126,7 @@ def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
             reward_config=options["reward_config"],
             max_rounds=options["max_rounds"],
             action_mode=options["action_mode"],  # checked by EnvConfig
+            reading=options["reading"],
         )
         ScientistEnv(**config.env_kwargs())  # refuses a bad default now, naming it, not at the first session
         return settings_type(

@@ -34,7 +34,7 @@ import numpy as np
 from replicalab.baselines.policies.logistic import Logistic, fit_logistic
 from replicalab.baselines.policies.probes import Choices
 from replicalab.baselines.policies.readers import SINGLE_CUE_RULES, ClaimingScientist, CueRule
-from replicalab.envs.features import CUE_FIELDS, text_columns
+from replicalab.envs.text_columns import CUE_FIELDS, text_columns
 from replicalab.models import Paper, ScientistObservation
 from replicalab.reading import PARTIAL
 from replicalab.scenarios import NormalizedScenarioPack

@@ -9,7 +9,7 @@ reported sample size; only `choices` differs:
 - `PriorScientist`: reads nothing; claims the candidates that the study drew at least half the
   time at the same position and name length on the train split.
 - `SingleCueScientist`: claims each candidate by a fixed rule on one of the observation's text
-  columns (`replicalab.envs.features.CUE_FIELDS`): how far one feature goes without learning.
+  columns (`replicalab.envs.text_columns.CUE_FIELDS`): how far one feature goes without learning.
 - `PublicOracleScientist`: reads the meaning of every sentence (`paper_facts`, which the
   generator records as it writes): exactly what the text makes knowable, the public ceiling.
 
@@ -32,7 +32,7 @@ from replicalab.baselines.policies.probes import (
     train_packs,
     wanted_samples,
 )
-from replicalab.envs.features import CUE_FIELDS, text_columns
+from replicalab.envs.text_columns import CUE_FIELDS, text_columns
 from replicalab.episode import Episode
 from replicalab.models import Paper, ScientistAction, ScientistObservation
 from replicalab.scenarios.generator import paper_facts

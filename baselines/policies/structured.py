@@ -36,12 +36,12 @@ ActFn = Callable[[dict[str, np.ndarray]], Any]
 class StructuredScientist:
     """Plays `act` on the observation the Gymnasium Scientist env would give (see the module)."""
 
-    def __init__(self, act: ActFn, name: str = "structured") -> None:
+    def __init__(self, act: ActFn, name: str = "structured", reading: str = "text") -> None:
         if not callable(act):
             raise TypeError(f"act: expected a callable, got {type(act).__name__}")
         self.act_fn = act
         self.name = name
-        self._layouts = Layouts.of(template_names())
+        self._layouts = Layouts.of(template_names(), reading)  # the env's `reading` it was trained on
         self._scenario: NormalizedScenarioPack | None = None
 
     def observation(self, episode: Episode) -> dict[str, np.ndarray]:

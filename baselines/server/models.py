@@ -99,6 +99,9 @@ class EnvConfig(_Contract):
     max_rounds: int = DEFAULT_MAX_ROUNDS
     step_cap: int | None = None  # truncate after this many agent steps
     action_mode: Literal["structured", "text"] = "structured"
+    reading: Literal["text", "facts"] = (
+        "text"  # the observation's candidate columns: hashed text or public facts
+    )
 
     def env_kwargs(self) -> dict[str, Any]:
         return self.model_dump()
