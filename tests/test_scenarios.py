@@ -368,3 +368,14 @@ def test_derived_tables_follow_the_fields(template: str, difficulty: str) -> Non
         assert list(pack.resource_by_name) == [item.name.lower() for item in pack.resources]
         copy = pack.model_copy(update={"constraints": pack.constraints[:2]})
         assert copy.quantities == quantity_table(pack.constraints[:2])  # an update derives afresh
+
+
+@pytest.mark.parametrize(
+    ("template", "unit"),
+    [("math_reasoning", "instances"), ("ml_benchmark", "runs"), ("finance_trading", "backtest windows")],
+)
+def test_the_paper_states_its_sample_size_in_the_familys_unit(template: str, unit: str) -> None:
+    pack = generate_scenario(4, template, "hard", "validation")
+    assert pack.paper.sample_unit is not None and pack.paper.sample_unit.plural == unit
+    assert f"The sample size is {pack.paper.reported_sample_size} {unit}; one " in pack.paper.key_finding
+    assert pack.scientist_observation.paper == pack.paper  # public: the brief shows it

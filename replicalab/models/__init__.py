@@ -51,8 +51,10 @@ from replicalab.models.brief import (
     Constraint,
     ConstraintKind,
     ItemKind,
+    DEFAULT_SAMPLE_UNIT,
     Paper,
     ResourceItem,
+    SampleUnit,
     Substitution,
 )
 from replicalab.models.checks import (
@@ -93,6 +95,7 @@ from replicalab.models.reward_config import (
 __all__ = [
     "ALL_CHECKS_BONUS",
     "CLASSIC_ITEM_PRICES",
+    "DEFAULT_SAMPLE_UNIT",
     "EFFICIENCY_BONUS",
     "FEASIBILITY_DIMENSIONS",
     "FLAG_FIELDS",
@@ -134,6 +137,7 @@ __all__ = [
     "RewardBreakdown",
     "RewardConfig",
     "SampleSize",
+    "SampleUnit",
     "ScientistAction",
     "ScientistActionType",
     "ScientistObservation",

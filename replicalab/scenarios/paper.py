@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from replicalab.models import Candidates, Paper
+from replicalab.models import Candidates, Paper, SampleUnit
 from replicalab.power import effect_for, needed_samples
 from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
@@ -88,9 +88,11 @@ def candidates_of(case: PaperCase) -> Candidates:
     )
 
 
-def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list[float]) -> Study:
+def draw_study(
+    case: PaperCase, level: Difficulty, unit: SampleUnit, u: list[float], wording: list[float]
+) -> Study:
     """The study of a pack, from `STUDY_DRAWS` uniforms in [0, 1) and `WORDING_DRAWS` more for
-    the way its paper says it."""
+    the way its paper says it; `unit` is what one of its samples is (its family's)."""
     (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied, (effect_u,), _ = _split(
         u, _SLOTS
     )
@@ -115,9 +117,10 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
         title=case.title,
         hypothesis=hypothesis,
         method=method,
-        key_finding=f"{filled(case.finding)} The effect size is d = {effect:.2f} (Cohen's d).",
+        key_finding=f"{filled(case.finding)} {sample_sentence(n, unit)} The effect size is d = {effect:.2f} (Cohen's d).",
         reported_sample_size=n,
         reported_effect_size=effect,
+        sample_unit=unit,
     )
     reference = HiddenReferenceSpec(
         summary=f"{case.title}: {technique.name}, with {'; '.join(e.name for e in elements)}",
@@ -142,6 +145,11 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
         success_criteria=tuple(filled(text) for text in case.success_criteria),
         reference=reference,
     )
+
+
+def sample_sentence(n: int, unit: SampleUnit) -> str:
+    """The key finding's statement of the sample size, in the family's unit and what one is."""
+    return f"The sample size is {n} {unit.singular if n == 1 else unit.plural}; one {unit.singular} is {unit.meaning}."
 
 
 def _effect(case: PaperCase, n: int, u: float) -> float:
