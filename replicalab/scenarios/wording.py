@@ -29,7 +29,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import Literal, NamedTuple
 
-from replicalab.text import content_words, words
+from replicalab.text import STOP_WORDS, content_words, words
 
 Meaning = Literal["used", "not_used", "mentioned"]
 MEANINGS: tuple[Meaning, ...] = ("used", "not_used", "mentioned")
@@ -100,34 +100,58 @@ class Voice(NamedTuple):
 @lru_cache(maxsize=256)  # one per case and split
 def voice(split: str, names: tuple[tuple[str, Kind], ...]) -> Voice:
     """The `Voice` of a case whose candidates are `names` (each with its kind), in `split`'s
-    pool. A description holds the candidate's anchor and no other word of any candidate's name,
-    so exactly one candidate of the list shares a word with it."""
+    pool. A description holds the candidate's anchor and shares no root with any other
+    candidate's name, so exactly one candidate of the list shares a root with it."""
     templates = pool(split).descriptions
     out: dict[str, tuple[str, ...]] = {}
     for name, kind in names:
-        others = frozenset().union(*(content_words(n) for n, _ in names if n != name))
-        fits = (
-            template.format(anchor=anchor_of(name, others))
+        others = frozenset().union(*(roots(n) for n, _ in names if n != name))
+        anchor = anchor_of(name, others)
+        out[name] = tuple(
+            template.format(anchor=anchor)
             for template in templates[kind]
-            if content_words(template.format(anchor="")).isdisjoint(others | content_words(name))
+            if anchor is not None and roots(template.format(anchor="")).isdisjoint(others | roots(name))
         )
-        out[name] = tuple(fits)
     return Voice(split, out)
 
 
-def anchor_of(name: str, others: frozenset[str]) -> str:
-    """The longest word of `name` that none of `others` is, an adverb ("-ly") only where no
-    other word is (ties: the first); the name itself when every word is shared."""
-    own = [w for w in words(name) if w in content_words(name) and w not in others]
-    return max(own, key=lambda w: (not w.endswith("ly"), len(w))) if own else name
+@lru_cache(maxsize=8192)
+def roots(text: str) -> frozenset[str]:
+    """What a reader would take for the same word in two names: every part of a content word
+    (split at hyphens and apostrophes), cut to its first five letters, so that "volatility",
+    "volatilities" and "inverse-volatility" share one."""
+    parts = (part for word in content_words(text) for part in re.split(r"[-']", word))
+    return frozenset(part[:5] for part in parts if len(part) > 1 and part not in STOP_WORDS)
+
+
+def anchor_of(name: str, others: frozenset[str]) -> str | None:
+    """The longest word of `name`, as the name writes it (a proper name keeps its capitals), that
+    shares no root with `others` (the other candidates' `roots`) and is no possessive, an adverb ("-ly") only where
+    no other word fits (ties: the first); None when every word shares one."""
+    own = [
+        w for w in words(name) if w in content_words(name) and "'" not in w and roots(w).isdisjoint(others)
+    ]
+    if not own:
+        return None
+    best = max(own, key=lambda w: (not w.endswith("ly"), len(w)))
+    found = re.search(rf"(?<![\w'-]){re.escape(best)}(?![\w'-])", name, re.IGNORECASE)
+    return found.group(0) if found else best
 
 
 def _surface(voice: Voice, said: Said, by_name: bool) -> str:
-    """The candidate as a sentence says it: its name, or one of its descriptions."""
+    """The candidate as a sentence says it: its name with its article (`the_name`), or one of
+    its descriptions."""
     described = voice.descriptions.get(said.name, ())
     if by_name or not described:
-        return said.name
+        return the_name(said.name)
     return described[int(said.u * 7 % 1 * len(described))]
+
+
+def the_name(name: str) -> str:
+    """`name` as a noun phrase of a sentence: after "the", which fits a singular, a plural and a
+    mass noun alike, unless it opens with its own determiner or a possessive ("Booker's")."""
+    first = name.split(maxsplit=1)[0].lower()
+    return name if first in ("a", "an", "the") or first.endswith("'s") else f"the {name}"
 
 
 def _capital(text: str) -> str:
@@ -148,8 +172,8 @@ def say(voice: Voice, said: Said) -> Fact:
     sentence = frame.format(
         clue=said.own or "",
         own=said.own or "",
-        name=said.name,
-        Name=_capital(said.name),
+        name=the_name(said.name),
+        Name=_capital(the_name(said.name)),
         para=para,
         Para=_capital(para),
     )
