@@ -59,7 +59,9 @@ def test_a_family_without_a_sample_unit_counts_samples(family_file: Path) -> Non
     pack = generate_scenario(0, NAME, "medium", "train")
     assert pack.paper.sample_unit == DEFAULT_SAMPLE_UNIT
     n = pack.paper.reported_sample_size
-    assert f"The sample size is {n} samples; one sample is an independent repetition" in pack.paper.key_finding
+    assert (
+        f"The sample size is {n} samples; one sample is an independent repetition" in pack.paper.key_finding
+    )
     assert pack.scientist_observation.paper.sample_unit == DEFAULT_SAMPLE_UNIT
 
 

@@ -171,7 +171,10 @@ def test_the_projects_reader_reads_the_train_pool_as_recorded() -> None:
 
 
 def test_the_splits_page_shows_the_five_validation_papers_the_generator_writes() -> None:
-    assert section(page("splits.md"), "Five validation papers").strip("\n") == held_out_papers.section().strip("\n")
+    assert section(page("splits.md"), "Five validation papers").strip(
+        "\n"
+    ) == held_out_papers.section().strip("\n")
     assert all(
-        f"-validation-{level}-{seed}`" in held_out_papers.section() for _, level, seed in held_out_papers.PAPERS
+        f"-validation-{level}-{seed}`" in held_out_papers.section()
+        for _, level, seed in held_out_papers.PAPERS
     )

@@ -47,11 +47,11 @@ from replicalab.models.base import (
     clip_text,
 )
 from replicalab.models.brief import (
+    DEFAULT_SAMPLE_UNIT,
     Candidates,
     Constraint,
     ConstraintKind,
     ItemKind,
-    DEFAULT_SAMPLE_UNIT,
     Paper,
     ResourceItem,
     SampleUnit,

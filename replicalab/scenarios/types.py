@@ -14,13 +14,13 @@ from typing import Literal, NamedTuple
 from pydantic import Field, model_validator
 
 from replicalab.models import (
+    DEFAULT_SAMPLE_UNIT,
     MAX_DURATION_DAYS,
     MAX_LIST_ITEMS,
     MAX_SAMPLE_SIZE,
     Candidates,
     Constraint,
     Contract,
-    DEFAULT_SAMPLE_UNIT,
     CostRates,
     Credits,
     ItemKind,
