@@ -96,6 +96,9 @@ class Level:
     min_controls: int  # controls a plan needs (the review among them)
     controls_binding: bool  # too few controls fails the check (else it only warns)
     p_said: float  # the chance that the paper's method states each required element
+    element_spread: int  # the study keeps its case's `required_count` of elements, give or take this many
+    p_technique_said: float  # the chance that the method states the technique the study used
+    p_control_said: float  # the chance that it states each control the study kept
 
 
 LEVELS: dict[Difficulty, Level] = {
@@ -113,6 +116,9 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=2,
         controls_binding=False,
         p_said=1.0,
+        element_spread=0,
+        p_technique_said=1.0,
+        p_control_said=1.0,
     ),
     "medium": Level(
         price_range=(0.6, 1.6),
@@ -128,6 +134,9 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=3,
         controls_binding=True,
         p_said=0.95,
+        element_spread=1,
+        p_technique_said=1.0,
+        p_control_said=1.0,
     ),
     "hard": Level(
         price_range=(1.0, 3.0),
@@ -143,6 +152,9 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=3,
         controls_binding=True,
         p_said=0.95,
+        element_spread=1,
+        p_technique_said=0.95,
+        p_control_said=0.95,
     ),
 }
 """One row per difficulty, in `DIFFICULTIES` order."""
