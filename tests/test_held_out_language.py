@@ -60,7 +60,7 @@ def _pieces(text: str) -> list[str]:
 
 def _test_forms() -> list[str]:
     wording = pool("test")
-    frames = [f for frames in wording.frames.values() for f in frames if not f.startswith(OWN)]
+    frames = [f for _, f in wording.every_frame() if not f.startswith(OWN)]
     return [*frames, *(s.text for s in wording.structures)]
 
 
@@ -111,7 +111,7 @@ def _packs(split: str) -> Iterator[NormalizedScenarioPack]:
 def test_no_frame_makes_a_verb_agree_with_a_candidate(split: str) -> None:
     """A candidate may be singular, plural or a mass noun: no frame puts one before a verb whose
     form depends on which (structures say two or more, always plural)."""
-    frames = [f for frames in pool(split).frames.values() for f in frames]
+    frames = [f for _, f in pool(split).every_frame()]
     assert [f for f in frames if AGREEING.search(f)] == []
 
 

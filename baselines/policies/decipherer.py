@@ -26,8 +26,8 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import product
 from functools import lru_cache
+from itertools import product
 
 from replicalab.baselines.policies.probes import Choices, PublicReaderScientist, wanted_samples
 from replicalab.models import Candidates, Paper, ScientistObservation
@@ -40,6 +40,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _TOKEN = re.compile(r"[\w'-]+")
 FORM_WORD_SHARE = 0.5  # a word seen this often where no candidate's name holds it is the wording's own
 ROUNDS = 20  # coordinate-ascent sweeps at most
+ELEMENT_SPREAD = 1  # a paper keeps its case's number of elements give or take this many (`count_spread`)
 MIN_WRAPPED = 3  # how often a description's wording must unwrap to a named form to count as one
 
 
@@ -266,7 +267,12 @@ def _ascend(
             touched = sorted({k for slot in its for k in where[slot]})
             start = tuple(labels[slot] for slot in its)
 
-            def score(choice: tuple[bool, ...], its: list[Slot] = its, touched: list[int] = touched) -> float:
+            def score(
+                choice: tuple[bool, ...],
+                its: list[Slot] = its,
+                touched: list[int] = touched,
+                modes: dict[tuple[str, str], int] = modes,
+            ) -> float:
                 labels.update(zip(its, choice, strict=True))
                 kept = sum(_kept(parsed[k], labels, modes, counts) for k in touched)
                 return kept + sum(_prior(slot, label) for slot, label in zip(its, choice, strict=True))
@@ -321,7 +327,7 @@ def _kept(parsed: Parsed, labels: dict[Slot, bool], modes: dict[tuple[str, str],
     kept = 2 * (used["technique"] == 1)
     if counts:
         kept += used["control"] == modes.get((parsed.title, "control"), -1)
-        kept += used["element"] == modes.get((parsed.title, "element"), -1)
+        kept += abs(used["element"] - modes.get((parsed.title, "element"), -9)) <= ELEMENT_SPREAD
     return kept
 
 

@@ -5,7 +5,8 @@ Train, validation and test papers are written from disjoint pools (`data/wording
 per split), the way held-out levels keep a learner from memorising a level: no sentence form of
 a test paper (the sentence with its candidates cut out) appears in a train paper. A pool holds:
 
-- `used`, `not_used` and `mentioned` frames for one candidate: the case's own sentence (`{clue}`
+- `used`, `not_used` and `mentioned` frames for one element, and `technique_frames` and
+  `control_frames` of the same three meanings for a technique variant and a control: the case's own sentence (`{clue}`
   for a use, `{own}`, its negation, for a denial), uses with a negation word in them ("never
   performed without X"), denials that share a use's vocabulary ("X was run in the pilot only"),
   hedges that look like uses ("X would have been added had time allowed") and mentions of other
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Literal, NamedTuple
@@ -63,11 +65,26 @@ class Structure(NamedTuple):
 
 
 class Pool(NamedTuple):
-    """One split's wording."""
+    """One split's wording: frames for elements, frames of their own for techniques and for
+    controls (so that what a paper's one technique or its case's fixed number of controls
+    teaches of a frame says nothing of an element's), structures and descriptions."""
 
     frames: dict[Meaning, tuple[str, ...]]
     structures: tuple[Structure, ...]
     descriptions: dict[Kind, tuple[str, ...]]
+    technique_frames: dict[Meaning, tuple[str, ...]]
+    control_frames: dict[Meaning, tuple[str, ...]]
+
+    def frames_of(self, kind: Kind) -> dict[Meaning, tuple[str, ...]]:
+        """The frames that say a candidate of `kind`."""
+        return {"technique": self.technique_frames, "control": self.control_frames}.get(kind, self.frames)
+
+    def every_frame(self) -> Iterator[tuple[Meaning, str]]:
+        """(meaning, frame) of every frame of the pool, of every kind."""
+        for frames in (self.frames, self.technique_frames, self.control_frames):
+            for meaning, texts in frames.items():
+                for text in texts:
+                    yield meaning, text
 
 
 @cache
@@ -87,6 +104,8 @@ def pool(split: str) -> Pool:
         {meaning: tuple(raw[meaning]) for meaning in MEANINGS},
         structures,
         {kind: tuple(raw["descriptions"][kind]) for kind in KINDS},
+        {meaning: tuple(raw["technique_frames"][meaning]) for meaning in MEANINGS},
+        {meaning: tuple(raw["control_frames"][meaning]) for meaning in MEANINGS},
     )
 
 
@@ -95,6 +114,7 @@ class Voice(NamedTuple):
 
     split: str
     descriptions: dict[str, tuple[str, ...]]  # name -> its descriptions (empty: said by name only)
+    kinds: dict[str, Kind]  # name -> its kind
 
 
 @lru_cache(maxsize=256)  # one per case and split
@@ -112,7 +132,7 @@ def voice(split: str, names: tuple[tuple[str, Kind], ...]) -> Voice:
             for template in templates[kind]
             if anchor is not None and roots(template.format(anchor="")).isdisjoint(others | roots(name))
         )
-    return Voice(split, out)
+    return Voice(split, out, dict(names))
 
 
 @lru_cache(maxsize=8192)
@@ -159,15 +179,16 @@ def _capital(text: str) -> str:
 
 
 @cache
-def _frames(split: str, meaning: Meaning, own: bool) -> tuple[str, ...]:
-    """The frames of `split`'s pool for `meaning`; the case's own sentence only where it has one."""
-    return tuple(f for f in pool(split).frames[meaning] if own or not f.startswith(OWN))
+def _frames(split: str, kind: Kind, meaning: Meaning, own: bool) -> tuple[str, ...]:
+    """The frames of `split`'s pool for a `kind` and `meaning`; the case's own sentence only
+    where it has one."""
+    return tuple(f for f in pool(split).frames_of(kind)[meaning] if own or not f.startswith(OWN))
 
 
 def say(voice: Voice, said: Said) -> Fact:
     """A sentence that says `said.meaning` of the candidate, in the frame `said.u` picks among
     those of the voice's pool (the case's own sentence being one where it has one)."""
-    frames = _frames(voice.split, said.meaning, said.own is not None)
+    frames = _frames(voice.split, voice.kinds[said.name], said.meaning, said.own is not None)
     frame, para = frames[int(said.u * len(frames))], _surface(voice, said, by_name=False)
     sentence = frame.format(
         clue=said.own or "",
