@@ -40,7 +40,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _TOKEN = re.compile(r"[\w'-]+")
 FORM_WORD_SHARE = 0.5  # a word seen this often where no candidate's name holds it is the wording's own
 ROUNDS = 20  # coordinate-ascent sweeps at most
-ELEMENT_SPREAD = 1  # a paper keeps its case's number of elements give or take this many (`count_spread`)
+ELEMENT_SPREAD = 1  # a paper keeps its case's number of elements give or take this many (`Level.element_spread`)
 MIN_WRAPPED = 3  # how often a description's wording must unwrap to a named form to count as one
 
 

@@ -96,8 +96,7 @@ class Level:
     min_controls: int  # controls a plan needs (the review among them)
     controls_binding: bool  # too few controls fails the check (else it only warns)
     p_said: float  # the chance that the paper's method states each required element
-    count_spread: int  # a study keeps its case's `required_count` of elements and `control_count` of
-    # controls, each give or take this many
+    element_spread: int  # a study keeps its case's `required_count` of elements give or take this many
     p_technique_said: float  # the chance that the method states the technique the study used
     p_control_said: float  # the chance that it states each control the study kept
 
@@ -117,7 +116,7 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=2,
         controls_binding=False,
         p_said=1.0,
-        count_spread=1,
+        element_spread=1,
         p_technique_said=1.0,
         p_control_said=1.0,
     ),
@@ -135,7 +134,7 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=3,
         controls_binding=True,
         p_said=0.95,
-        count_spread=1,
+        element_spread=1,
         p_technique_said=1.0,
         p_control_said=1.0,
     ),
@@ -153,7 +152,7 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=3,
         controls_binding=True,
         p_said=0.95,
-        count_spread=1,
+        element_spread=1,
         p_technique_said=0.95,
         p_control_said=0.95,
     ),

@@ -52,9 +52,8 @@ _SLOTS = (
     8,
     1,
     1,
-    1,
-    13,
-)  # technique, element ranks, control ranks, n, target, said, denied, effect, element and control counts, (unused)
+    14,
+)  # technique, element ranks, control ranks, n, target, said, denied, effect, element count, (unused)
 NEEDED_RANGE = (0.5, 4.0)
 """The sample size the reported effect needs (`needed_samples`) is drawn log-uniformly between
 these multiples of the reported one, so that no fixed factor of the reported n sizes a plan."""
@@ -97,17 +96,12 @@ def draw_study(
     the way its paper says it; `unit` is what one of its samples is (its family's)."""
     parts = _split(u, _SLOTS)
     (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied = parts[:7]
-    (effect_u,), (count_u,), (kept_u,) = parts[7:10]
+    (effect_u,), (count_u,) = parts[7:9]
     technique = case.techniques[int(technique_u * len(case.techniques))]
-    spread = LEVELS[level].count_spread
-    n_elements = spread_count(case.required_count, len(case.elements), spread, count_u)
+    n_elements = element_count(case, LEVELS[level].element_spread, count_u)
     drawn = _chosen(len(case.elements), element_ranks, n_elements)
     elements = tuple(e for i, e in enumerate(case.elements) if i in drawn)
-    kept = _chosen(
-        len(case.controls),
-        control_ranks,
-        spread_count(case.control_count, len(case.controls), 0, kept_u),
-    )
+    kept = _chosen(len(case.controls), control_ranks, case.control_count)
     controls = tuple(c for i, c in enumerate(case.controls) if i in kept)
     low, high = case.sample_size_range
     n = low + int(n_u * (high - low + 1))
@@ -155,12 +149,12 @@ def draw_study(
     )
 
 
-def spread_count(count: int, listed: int, spread: int, u: float) -> int:
-    """How many of `listed` candidates a study keeps: a case's `count` give or take `spread`
-    (the uniform `u` picks), at least one and never all, so that no paper's number of elements
-    or controls tells which sentences affirm them."""
-    drawn = count - spread + int(u * (2 * spread + 1))
-    return min(max(drawn, 1), listed - 1)
+def element_count(case: PaperCase, spread: int, u: float) -> int:
+    """How many of `case`'s candidate elements a study keeps: its `required_count` give or take
+    `spread` (the uniform `u` picks), at least one and never all, so that a paper's number of
+    affirmed elements does not tell which of its sentences affirm one."""
+    drawn = case.required_count - spread + int(u * (2 * spread + 1))
+    return min(max(drawn, 1), len(case.elements) - 1)
 
 
 def sample_sentence(n: int, unit: SampleUnit) -> str:
