@@ -10,7 +10,11 @@ Difficulty tightens the lab mechanically:
   unavailable but has an available allowed substitute; a shorter time limit.
 - hard: a smaller share of the needed samples, at prices drawn from the classic terms to three
   times them; a time limit near the case's shortest; no spare staff; one or two essential items
-  need a substitution; the paper leaves more of the method unsaid.
+  need a substitution; the paper leaves more of the method unsaid: now and then even the
+  technique or a kept control (`p_technique_said`, `p_control_said`).
+
+On every level a study keeps its case's number of elements give or take one (`element_spread`),
+so that no guarantee of the generator ties a held-out sentence form to its meaning.
 
 So on medium and hard the plan the effect needs never fits, the best feasible plan sits on the
 budget's boundary, and where that boundary lies depends on the lab's prices, which the
