@@ -7,9 +7,9 @@ out, by its name or by a word of its name that no other candidate holds and that
 sentences do not use of their own), then labels each slot of each form "used" or not so that the
 fitted papers keep the guarantees as well as they can:
 
-- at most one technique used per paper, and one in most papers (`Guarantees.technique`);
-- per paper case, the same number of controls used in every paper, and the same number of
-  elements (the mode over the case's papers);
+- one technique used per paper (two points: the surest);
+- per paper case, the same number of controls used in every paper (the mode over the case's
+  papers), and its number of elements give or take `ELEMENT_SPREAD`;
 - a form with a negation word ("no", "never", "without", ...) says "not used" when nothing
   else decides (a prior one point below any guarantee).
 
@@ -31,6 +31,7 @@ from itertools import product
 
 from replicalab.baselines.policies.probes import Choices, PublicReaderScientist, wanted_samples
 from replicalab.models import Candidates, Paper, ScientistObservation
+from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.types import NormalizedScenarioPack
 from replicalab.text import NEGATIONS, content_words, words
 
@@ -40,7 +41,9 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 _TOKEN = re.compile(r"[\w'-]+")
 FORM_WORD_SHARE = 0.5  # a word seen this often where no candidate's name holds it is the wording's own
 ROUNDS = 20  # coordinate-ascent sweeps at most
-ELEMENT_SPREAD = 1  # a paper keeps its case's number of elements give or take this many (`Level.element_spread`)
+ELEMENT_SPREAD = max(
+    level.element_spread for level in LEVELS.values()
+)  # elements a study keeps: its case's ±
 MIN_WRAPPED = 3  # how often a description's wording must unwrap to a named form to count as one
 
 
