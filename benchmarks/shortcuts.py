@@ -4,7 +4,9 @@ full-information oracle's on the same scenario (paired), mean ± 95 % interval p
 overall. docs/shortcuts.md explains each class and how to read the table.
 
 Every row plays the same test scenarios (seeds from `FIRST_SEED`, every family and difficulty);
-a row with another round limit or split has its own oracle on the same cells. The readers play
+a row with another round limit or split has its own oracle on the same cells. The decipherer
+row stands outside the evaluation protocol (docs/splits.md): it fits on the very test papers it
+plays, unlabeled, and shows what the wording's guarantees leak to a rule that does. The readers play
 the public reader's negotiation (ask, propose, revise); the negotiation rows read every
 sentence's meaning, so they differ from the public-information oracle only in how they
 negotiate. `--out` writes the figures as JSON or CSV; the same arguments give the same bytes.
@@ -32,6 +34,7 @@ from rich.table import Table
 
 from benchmarks.shortcut_fits import Fitted, fit
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
+from replicalab.baselines.policies.decipherer import Decipherer, DeciphererScientist, fit_decipherer
 from replicalab.baselines.policies.interface import Policy
 from replicalab.baselines.policies.learned_readers import FittedReaderScientist
 from replicalab.baselines.policies.openings import OpeningRuleScientist, TrivialPlanScientist
@@ -43,7 +46,7 @@ from replicalab.baselines.policies.readers import (
     PublicOracleScientist,
     SingleCueScientist,
 )
-from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
+from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 from replicalab.scenarios.generator import DEFAULT_MAX_ROUNDS
 
 FIRST_SEED = 10_000  # the measured seeds; the fits read the train seeds from 0
@@ -65,12 +68,14 @@ class Row(NamedTuple):
 ORACLE, PUBLIC_ORACLE, GUESSING = "oracle", "public-oracle", "guessing"
 PROPOSE_ONCE, REVISER = "propose-once", "reviser"
 READER_TEST, READER_TRAIN = "reader-test", "reader-train"
+DECIPHERER = "decipherer"
 
 
-def rows(fitted: Fitted) -> list[Row]:
+def rows(fitted: Fitted, decipherer: Decipherer) -> list[Row]:
     """Every class, in the table's order: readers, probes of the observation, negotiators,
-    guessers, then the references."""
-    return [*_reading_rows(fitted), *_negotiating_rows(fitted), *_reference_rows()]
+    guessers, then the references (the decipherer among them: it fits on the unlabeled test
+    papers, outside the evaluation protocol)."""
+    return [*_reading_rows(fitted), *_negotiating_rows(fitted), *_reference_rows(decipherer)]
 
 
 def _reading_rows(fitted: Fitted) -> list[Row]:
@@ -133,13 +138,19 @@ def _negotiating_rows(fitted: Fitted) -> list[Row]:
     ]
 
 
-def _reference_rows() -> list[Row]:
+def _reference_rows(decipherer: Decipherer) -> list[Row]:
     return [
         Row(
             PUBLIC_ORACLE,
             "public-information oracle (every sentence's meaning; asks, revises)",
             "reference",
             PublicOracleScientist,
+        ),
+        Row(
+            DECIPHERER,
+            "decipherer (fitted on the unlabeled test papers; outside the protocol)",
+            "reference",
+            partial(DeciphererScientist, decipherer),
         ),
         Row(READER_TEST, "project's reader (`-s reader`), test split", "reference", PublicReaderScientist),
         Row(
@@ -190,11 +201,14 @@ class Measured:
 
 
 def measure(fitted: Fitted, seeds: int, templates: Sequence[str] = BUILTIN_TEMPLATES) -> list[Measured]:
-    """Play every row on the cells of `seeds` test seeds × `templates` × every difficulty."""
+    """Play every row on the cells of `seeds` test seeds × `templates` × every difficulty; the
+    decipherer first fits on those cells' papers (their briefs, no label)."""
     grid = Grid.of(templates=list(templates), seeds=seeds, first_seed=FIRST_SEED)
+    cells = [(t, level, FIRST_SEED + k) for t in templates for level in DIFFICULTIES for k in range(seeds)]
+    decipherer = fit_decipherer(generate_scenario(seed, t, level, "test") for t, level, seed in cells)
     oracles: dict[tuple[str, int], list[float]] = {}
     measured = []
-    for row in rows(fitted):
+    for row in rows(fitted, decipherer):
         settings = Settings(split=row.split, max_rounds=row.max_rounds)
         key = (row.split, row.max_rounds)
         if key not in oracles:

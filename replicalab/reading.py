@@ -258,10 +258,7 @@ def forms_of(split: str) -> tuple[Form, ...]:
     sentences (`{clue}`, `{own}`) are no form: they are read by their cues."""
     wording = pool(split)
     forms = [
-        _form(frame, (meaning,))
-        for meaning, frames in wording.frames.items()
-        for frame in frames
-        if not frame.startswith(OWN)
+        _form(frame, (meaning,)) for meaning, frame in wording.every_frame() if not frame.startswith(OWN)
     ]
     forms.extend(_form(s.text, s.meanings) for s in wording.structures)
     return tuple(sorted(forms, key=lambda form: -form.spans))

@@ -23,7 +23,8 @@ from replicalab.baselines.policies.seats import BaselineScientist, RandomScienti
 from replicalab.envs import replicalab_v2
 from replicalab.envs.features import feature_names
 from replicalab.envs.scientist_v2 import ScientistEnv
-from replicalab.scenarios import registry
+from replicalab.models import DEFAULT_SAMPLE_UNIT
+from replicalab.scenarios import generate_scenario, registry
 
 NAME = "clinical_statistics"
 
@@ -37,6 +38,7 @@ def _fourth_family(path: Path) -> Path:
     data["domain_id"] = "clinical_statistics"
     data["baseline_plan"]["hints"] = ["trial", "cohort", "placebo"]
     data["baseline_plan"]["priority"] = 3
+    del data["sample_unit"]  # a family may leave it out
     for case in data["cases"]:
         case["case_id"] = "clin_" + case["case_id"]
         case["title"] = "Re-analysis: " + case["title"]
@@ -51,6 +53,16 @@ def family_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         patch.setattr(registry, "_registry", dict(registry._registry))
         registry.register_template_file(path)
         yield path
+
+
+def test_a_family_without_a_sample_unit_counts_samples(family_file: Path) -> None:
+    pack = generate_scenario(0, NAME, "medium", "train")
+    assert pack.paper.sample_unit == DEFAULT_SAMPLE_UNIT
+    n = pack.paper.reported_sample_size
+    assert (
+        f"The sample size is {n} samples; one sample is an independent repetition" in pack.paper.key_finding
+    )
+    assert pack.scientist_observation.paper.sample_unit == DEFAULT_SAMPLE_UNIT
 
 
 def test_the_aec_and_parallel_envs_pass_the_api_tests(family_file: Path) -> None:

@@ -36,6 +36,7 @@ from replicalab.scenarios import (
     template_names,
 )
 from replicalab.scenarios import registry as registry_module
+from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.paper import candidates_of
 from replicalab.scenarios.types import CatalogueItem, quantity_table, term_table
 from replicalab.validation import validate_protocol
@@ -128,7 +129,9 @@ def test_pack_shape_and_observations_agree(template: str, difficulty: str) -> No
         assert case.split == "train" and pack.paper.title == case.title
         assert pack.candidates == candidates_of(case) == pack.scientist_observation.candidates
         assert spec.technique in pack.candidates.techniques
-        assert len(spec.required_elements) == case.required_count
+        spread = LEVELS[difficulty].element_spread  # type: ignore[index]
+        assert abs(len(spec.required_elements) - case.required_count) <= spread
+        assert 1 <= len(spec.required_elements) < len(case.elements)
         assert set(spec.required_elements) <= set(pack.candidates.elements)
         assert len(spec.original_controls) == case.control_count
         assert pack.paper.reported_sample_size == spec.sample_size
@@ -368,3 +371,14 @@ def test_derived_tables_follow_the_fields(template: str, difficulty: str) -> Non
         assert list(pack.resource_by_name) == [item.name.lower() for item in pack.resources]
         copy = pack.model_copy(update={"constraints": pack.constraints[:2]})
         assert copy.quantities == quantity_table(pack.constraints[:2])  # an update derives afresh
+
+
+@pytest.mark.parametrize(
+    ("template", "unit"),
+    [("math_reasoning", "instances"), ("ml_benchmark", "runs"), ("finance_trading", "backtest windows")],
+)
+def test_the_paper_states_its_sample_size_in_the_familys_unit(template: str, unit: str) -> None:
+    pack = generate_scenario(4, template, "hard", "validation")
+    assert pack.paper.sample_unit is not None and pack.paper.sample_unit.plural == unit
+    assert f"The sample size is {pack.paper.reported_sample_size} {unit}; one " in pack.paper.key_finding
+    assert pack.scientist_observation.paper == pack.paper  # public: the brief shows it

@@ -40,6 +40,7 @@ from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.generator import paper_facts
 from replicalab.scenarios.types import SPLITS
 from replicalab.text import affirmed, mentions
+from tests.lab_plans import case_of
 
 
 def _cases(template: str, split: str) -> set[str]:
@@ -109,7 +110,11 @@ def test_the_method_states_the_drawn_study_truthfully_and_records_what_each_sent
             used = {f.candidate for f in facts if f.meaning == "used"}
             not_used = {f.candidate for f in facts if f.meaning == "not_used"}
             drawn = {spec.technique, *spec.original_controls, *spec.required_elements}
-            assert {spec.technique, *spec.original_controls} <= used <= drawn
+            assert used <= drawn
+            if LEVELS[level].p_technique_said == 1.0:  # type: ignore[index]
+                assert spec.technique in used
+            if LEVELS[level].p_control_said == 1.0:  # type: ignore[index]
+                assert set(spec.original_controls) <= used
             assert not not_used & drawn
             assert all(f.sentence in method for f in facts)
             assert {f.candidate for f in facts} <= {
@@ -118,6 +123,23 @@ def test_the_method_states_the_drawn_study_truthfully_and_records_what_each_sent
                 *pack.candidates.controls,
             }
             assert str(spec.sample_size) in pack.paper.key_finding
+
+
+def test_hard_papers_sometimes_leave_the_technique_or_a_kept_control_unsaid() -> None:
+    """So that "every paper states one technique and every kept control" is no key to what a
+    held-out sentence form means; easy and medium papers state them all."""
+    unsaid = {"technique": 0, "control": 0}
+    counts: set[int] = set()
+    for template in BUILTIN_TEMPLATES:
+        for seed in range(60):
+            pack = generate_scenario(seed, template, "hard", "test")
+            spec = pack.hidden_reference_spec
+            used = {f.candidate for f in paper_facts(pack) if f.meaning == "used"}
+            unsaid["technique"] += spec.technique not in used
+            unsaid["control"] += not set(spec.original_controls) <= used
+            counts.add(len(spec.required_elements) - case_of(pack).required_count)
+    assert 0 < unsaid["technique"] < 30 and 0 < unsaid["control"] < 40, unsaid
+    assert counts == {-1, 0, 1}  # and the number of elements a study keeps varies
 
 
 def test_papers_say_things_in_more_than_one_way() -> None:

@@ -176,11 +176,16 @@ class PublicOracleScientist(PublicReaderScientist):
 
 
 def _public_choices(pack: NormalizedScenarioPack) -> Choices:
-    """The candidates the method of `pack` says its study used, and the reported sample size."""
-    used = {f.candidate for f in paper_facts(pack) if f.meaning == "used"}
+    """The candidates the method of `pack` says its study used, and the reported sample size; a
+    paper that leaves its technique unsaid gets the first technique it does not deny."""
+    facts = paper_facts(pack)
+    used = {f.candidate for f in facts if f.meaning == "used"}
+    denied = {f.candidate for f in facts if f.meaning == "not_used"}
     c = pack.candidates
     return Choices(
-        next((t for t in c.techniques if t in used), None),
+        next(
+            (t for t in c.techniques if t in used), next((t for t in c.techniques if t not in denied), None)
+        ),
         tuple(e for e in c.elements if e in used),
         tuple(k for k in c.controls if k in used),
         wanted_samples(pack.paper),

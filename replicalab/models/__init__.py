@@ -49,12 +49,14 @@ from replicalab.models.base import (
     clip_text,
 )
 from replicalab.models.brief import (
+    DEFAULT_SAMPLE_UNIT,
     Candidates,
     Constraint,
     ConstraintKind,
     ItemKind,
     Paper,
     ResourceItem,
+    SampleUnit,
     Substitution,
 )
 from replicalab.models.checks import (
@@ -90,6 +92,7 @@ from replicalab.models.reward_config import (
 
 __all__ = [
     "CLASSIC_ITEM_PRICES",
+    "DEFAULT_SAMPLE_UNIT",
     "FEASIBILITY_DIMENSIONS",
     "FLAG_FIELDS",
     "GAME_ID",
@@ -131,6 +134,7 @@ __all__ = [
     "RewardBreakdown",
     "RewardConfig",
     "SampleSize",
+    "SampleUnit",
     "ScientistAction",
     "ScientistActionType",
     "ScientistObservation",

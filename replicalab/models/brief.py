@@ -20,6 +20,21 @@ from replicalab.models.base import (
 )
 
 
+class SampleUnit(Contract):
+    """What one sample of a family's studies is (a run, an instance, a backtest window), so a
+    sample size reads the same in the paper, the plan and the power rule."""
+
+    singular: NonEmptyStr  # "run"
+    plural: NonEmptyStr  # "runs"
+    meaning: NonEmptyStr  # "a full training and evaluation from its own random seed"
+
+
+DEFAULT_SAMPLE_UNIT = SampleUnit(
+    singular="sample", plural="samples", meaning="an independent repetition of the study's measurement"
+)
+"""The unit of a family whose data names none."""
+
+
 class Paper(Contract):
     title: NonEmptyStr
     hypothesis: NonEmptyStr
@@ -31,6 +46,7 @@ class Paper(Contract):
     reported_effect_size: float | None = Field(
         default=None, gt=0.0, le=10.0, allow_inf_nan=False
     )  # the standardized effect (Cohen's d) the finding states, which a replication must detect
+    sample_unit: SampleUnit | None = None  # what one of the reported samples is; None: not said
 
 
 class Candidates(Contract):

@@ -10,7 +10,11 @@ Difficulty tightens the lab mechanically:
   unavailable but has an available allowed substitute; a shorter time limit.
 - hard: a smaller share of the needed samples, at prices drawn from the classic terms to three
   times them; a time limit near the case's shortest; no spare staff; one or two essential items
-  need a substitution; the paper leaves more of the method unsaid.
+  need a substitution; the paper leaves more of the method unsaid: now and then even the
+  technique or a kept control (`p_technique_said`, `p_control_said`).
+
+On every level a study keeps its case's number of elements give or take one (`element_spread`),
+so that no guarantee of the generator ties a held-out sentence form to its meaning.
 
 So on medium and hard the plan the effect needs never fits, the best feasible plan sits on the
 budget's boundary, and where that boundary lies depends on the lab's prices, which the
@@ -96,6 +100,9 @@ class Level:
     min_controls: int  # controls a plan needs (the review among them)
     controls_binding: bool  # too few controls fails the check (else it only warns)
     p_said: float  # the chance that the paper's method states each required element
+    element_spread: int  # a study keeps its case's `required_count` of elements give or take this many
+    p_technique_said: float  # the chance that the method states the technique the study used
+    p_control_said: float  # the chance that it states each control the study kept
 
 
 LEVELS: dict[Difficulty, Level] = {
@@ -113,6 +120,9 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=2,
         controls_binding=False,
         p_said=1.0,
+        element_spread=1,
+        p_technique_said=1.0,
+        p_control_said=1.0,
     ),
     "medium": Level(
         price_range=(0.6, 1.6),
@@ -128,6 +138,9 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=3,
         controls_binding=True,
         p_said=0.95,
+        element_spread=1,
+        p_technique_said=1.0,
+        p_control_said=1.0,
     ),
     "hard": Level(
         price_range=(1.0, 3.0),
@@ -143,6 +156,9 @@ LEVELS: dict[Difficulty, Level] = {
         min_controls=3,
         controls_binding=True,
         p_said=0.95,
+        element_spread=1,
+        p_technique_said=0.95,
+        p_control_said=0.95,
     ),
 }
 """One row per difficulty, in `DIFFICULTIES` order."""

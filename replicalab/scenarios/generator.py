@@ -68,7 +68,7 @@ def generate_pack(key: ScenarioKey) -> NormalizedScenarioPack:
     u = _uniforms(seed, plan.key, part, level)
     draws = Draws.of(u[:LAB_DRAWS])
     case = cases[int(draws.case * len(cases))]
-    study = _study(case.case, level, u)
+    study = _study(plan, case.case, level, u)
     price_draws = u[LAB_DRAWS + STUDY_DRAWS : -WORDING_DRAWS]
     listing, substitutions, lab = draw_lab(plan, case, study, level, draws, price_draws)
     return _assemble(
@@ -83,9 +83,10 @@ def generate_pack(key: ScenarioKey) -> NormalizedScenarioPack:
     )
 
 
-def _study(case: PaperCase, level: Difficulty, u: list[float]) -> Study:
-    """The study a pack's uniforms `u` draw for `case`."""
-    return draw_study(case, level, u[LAB_DRAWS : LAB_DRAWS + STUDY_DRAWS], u[-WORDING_DRAWS:])
+def _study(plan: TemplatePlan, case: PaperCase, level: Difficulty, u: list[float]) -> Study:
+    """The study a pack's uniforms `u` draw for `case`, a case of `plan`'s family."""
+    study_u, wording_u = u[LAB_DRAWS : LAB_DRAWS + STUDY_DRAWS], u[-WORDING_DRAWS:]
+    return draw_study(case, level, plan.data.sample_unit, study_u, wording_u)
 
 
 def paper_facts(pack: NormalizedScenarioPack) -> tuple[Fact, ...]:
@@ -95,7 +96,7 @@ def paper_facts(pack: NormalizedScenarioPack) -> tuple[Fact, ...]:
     plan = template_plan(pack.template)
     u = _uniforms(pack.seed, plan.key, pack.split, pack.difficulty)
     case = next((c.case for c in plan.cases[pack.split] if c.case.case_id == pack.case_id), None)
-    study = None if case is None else _study(case, pack.difficulty, u)
+    study = None if case is None else _study(plan, case, pack.difficulty, u)
     if study is None or study.paper != pack.paper:
         raise ValueError(f"pack: {pack.scenario_id} is not the pack its seed generates")
     return study.facts

@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from replicalab.models import Candidates, Paper
+from replicalab.models import Candidates, Paper, SampleUnit
 from replicalab.power import effect_for, needed_samples
-from replicalab.scenarios.difficulty import LEVELS
+from replicalab.scenarios.difficulty import LEVELS, Level
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
 from replicalab.scenarios.wording import Fact, Said, Voice, say, say_together, structures_for, voice
 
@@ -51,8 +51,9 @@ _SLOTS = (
     8,
     8,
     1,
-    15,
-)  # technique, element ranks, control ranks, n, target, said, denied, effect, (unused)
+    1,
+    14,
+)  # technique, element ranks, control ranks, n, target, said, denied, effect, element count, (unused)
 NEEDED_RANGE = (0.5, 4.0)
 """The sample size the reported effect needs (`needed_samples`) is drawn log-uniformly between
 these multiples of the reported one, so that no fixed factor of the reported n sizes a plan."""
@@ -88,14 +89,17 @@ def candidates_of(case: PaperCase) -> Candidates:
     )
 
 
-def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list[float]) -> Study:
+def draw_study(
+    case: PaperCase, level: Difficulty, unit: SampleUnit, u: list[float], wording: list[float]
+) -> Study:
     """The study of a pack, from `STUDY_DRAWS` uniforms in [0, 1) and `WORDING_DRAWS` more for
-    the way its paper says it."""
-    (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied, (effect_u,), _ = _split(
-        u, _SLOTS
-    )
+    the way its paper says it; `unit` is what one of its samples is (its family's)."""
+    parts = _split(u, _SLOTS)
+    (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied = parts[:7]
+    (effect_u,), (count_u,) = parts[7:9]
     technique = case.techniques[int(technique_u * len(case.techniques))]
-    drawn = _chosen(len(case.elements), element_ranks, case.required_count)
+    n_elements = element_count(case, LEVELS[level].element_spread, count_u)
+    drawn = _chosen(len(case.elements), element_ranks, n_elements)
     elements = tuple(e for i, e in enumerate(case.elements) if i in drawn)
     kept = _chosen(len(case.controls), control_ranks, case.control_count)
     controls = tuple(c for i, c in enumerate(case.controls) if i in kept)
@@ -104,7 +108,7 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
     effect = _effect(case, n, effect_u)
     t_low, t_high = case.target_range
     target = f"{t_low + (t_high - t_low) * target_u:.{case.target_decimals}f}"
-    facts = _method_facts(case, technique, drawn, kept, (said, denied), wording, LEVELS[level].p_said)
+    facts = _method_facts(case, technique, drawn, kept, (said, denied), wording, LEVELS[level])
     method = method_of(case.method_intro, facts)
 
     def filled(text: str) -> str:
@@ -115,9 +119,10 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
         title=case.title,
         hypothesis=hypothesis,
         method=method,
-        key_finding=f"{filled(case.finding)} The effect size is d = {effect:.2f} (Cohen's d).",
+        key_finding=f"{filled(case.finding)} {sample_sentence(n, unit)} The effect size is d = {effect:.2f} (Cohen's d).",
         reported_sample_size=n,
         reported_effect_size=effect,
+        sample_unit=unit,
     )
     reference = HiddenReferenceSpec(
         summary=f"{case.title}: {technique.name}, with {'; '.join(e.name for e in elements)}",
@@ -144,6 +149,19 @@ def draw_study(case: PaperCase, level: Difficulty, u: list[float], wording: list
     )
 
 
+def element_count(case: PaperCase, spread: int, u: float) -> int:
+    """How many of `case`'s candidate elements a study keeps: its `required_count` give or take
+    `spread` (the uniform `u` picks), at least one and never all, so that a paper's number of
+    affirmed elements does not tell which of its sentences affirm one."""
+    drawn = case.required_count - spread + int(u * (2 * spread + 1))
+    return min(max(drawn, 1), len(case.elements) - 1)
+
+
+def sample_sentence(n: int, unit: SampleUnit) -> str:
+    """The key finding's statement of the sample size, in the family's unit and what one is."""
+    return f"The sample size is {n} {unit.singular if n == 1 else unit.plural}; one {unit.singular} is {unit.meaning}."
+
+
 def _effect(case: PaperCase, n: int, u: float) -> float:
     """The standardized effect the paper reports, to two decimals, from the uniform `u`: the
     effect whose needed sample size is drawn log-uniformly in `NEEDED_RANGE` times the reported
@@ -163,10 +181,11 @@ def _method_facts(
     kept: frozenset[int],
     coins: tuple[list[float], list[float]],
     wording: list[float],
-    p_said: float,
+    level: Level,
 ) -> list[Fact]:
     """What the method paragraph states, sentence by sentence in its drawn order: the technique
-    used, each original control, each required element with chance `p_said`, some candidates
+    used and each original control, with the chances `level` sets (`p_technique_said`,
+    `p_control_said`), each required element with chance `p_said`, some candidates
     the study did not use, and mentions of candidates that say nothing about this study, in the
     wording of the case's split; some neighbours of one kind are said together, in one of the
     pool's structures. `coins` are the study's said and denied draws for the elements."""
@@ -177,7 +196,8 @@ def _method_facts(
     techniques: list[Said] = []
     for i, t in enumerate(case.techniques):
         if t is technique:
-            techniques.append(Said(t.name, "used", t_forms[i], t.clue))
+            if t_coins[i] < level.p_technique_said:
+                techniques.append(Said(t.name, "used", t_forms[i], t.clue))
         elif t_coins[i] < P_OTHER:
             techniques.append(
                 Said(t.name, "not_used" if t_forms[i] < 0.5 else "mentioned", 2 * t_forms[i] % 1, None)
@@ -185,7 +205,8 @@ def _method_facts(
     controls: list[Said] = []
     for i, c in enumerate(case.controls):
         if i in kept:
-            controls.append(Said(c.name, "used", c_forms[i], c.clue))
+            if c_coins[i] < level.p_control_said:
+                controls.append(Said(c.name, "used", c_forms[i], c.clue))
         elif c_coins[i] < P_OTHER:
             controls.append(
                 Said(c.name, "not_used" if c_forms[i] < 0.5 else "mentioned", 2 * c_forms[i] % 1, None)
@@ -194,7 +215,7 @@ def _method_facts(
     denied_at = dict(zip((i for i in range(len(case.elements)) if i not in drawn), denied, strict=False))
     elements: list[Said] = []
     for i, e in enumerate(case.elements):
-        if said_at.get(i, 1.0) < p_said:
+        if said_at.get(i, 1.0) < level.p_said:
             elements.append(Said(e.name, "used", forms[i], e.clue))
         elif denied_at.get(i, 1.0) < P_DENIED:
             elements.append(Said(e.name, "not_used", forms[i], e.negated))

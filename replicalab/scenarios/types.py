@@ -14,6 +14,7 @@ from typing import Literal, NamedTuple
 from pydantic import Field, model_validator
 
 from replicalab.models import (
+    DEFAULT_SAMPLE_UNIT,
     MAX_DURATION_DAYS,
     MAX_LIST_ITEMS,
     MAX_SAMPLE_SIZE,
@@ -27,6 +28,7 @@ from replicalab.models import (
     NonEmptyStr,
     Paper,
     ResourceItem,
+    SampleUnit,
     ScientistObservation,
     StaffCount,
     Substitution,
@@ -181,6 +183,8 @@ class TemplateData(Contract):
     # forbidden-practice constraint of every pack, so the lab's rules bind like the paper's.
     restricted_practices: list[NonEmptyStr] = Field(min_length=1)
     baseline_plan: BaselinePlan  # what a paper-blind baseline proposes in this domain
+    # What one sample of the family's studies is; the paper names it beside the sample size.
+    sample_unit: SampleUnit = DEFAULT_SAMPLE_UNIT
     catalogue: list[CatalogueItem] = Field(min_length=4)  # items beside the cases' needs
     substitutions: list[Substitution] = Field(min_length=1)
     cases: list[PaperCase] = Field(min_length=3)

@@ -5,7 +5,8 @@ Train, validation and test papers are written from disjoint pools (`data/wording
 per split), the way held-out levels keep a learner from memorising a level: no sentence form of
 a test paper (the sentence with its candidates cut out) appears in a train paper. A pool holds:
 
-- `used`, `not_used` and `mentioned` frames for one candidate: the case's own sentence (`{clue}`
+- `used`, `not_used` and `mentioned` frames for one element, and `technique_frames` and
+  `control_frames` of the same three meanings for a technique variant and a control: the case's own sentence (`{clue}`
   for a use, `{own}`, its negation, for a denial), uses with a negation word in them ("never
   performed without X"), denials that share a use's vocabulary ("X was run in the pilot only"),
   hedges that look like uses ("X would have been added had time allowed") and mentions of other
@@ -25,11 +26,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Literal, NamedTuple
 
-from replicalab.text import content_words, words
+from replicalab.text import STOP_WORDS, content_words, words
 
 Meaning = Literal["used", "not_used", "mentioned"]
 MEANINGS: tuple[Meaning, ...] = ("used", "not_used", "mentioned")
@@ -63,11 +65,26 @@ class Structure(NamedTuple):
 
 
 class Pool(NamedTuple):
-    """One split's wording."""
+    """One split's wording: frames for elements, frames of their own for techniques and for
+    controls (so that what a paper's one technique or its case's fixed number of controls
+    teaches of a frame says nothing of an element's), structures and descriptions."""
 
     frames: dict[Meaning, tuple[str, ...]]
     structures: tuple[Structure, ...]
     descriptions: dict[Kind, tuple[str, ...]]
+    technique_frames: dict[Meaning, tuple[str, ...]]
+    control_frames: dict[Meaning, tuple[str, ...]]
+
+    def frames_of(self, kind: Kind) -> dict[Meaning, tuple[str, ...]]:
+        """The frames that say a candidate of `kind`."""
+        return {"technique": self.technique_frames, "control": self.control_frames}.get(kind, self.frames)
+
+    def every_frame(self) -> Iterator[tuple[Meaning, str]]:
+        """(meaning, frame) of every frame of the pool, of every kind."""
+        for frames in (self.frames, self.technique_frames, self.control_frames):
+            for meaning, texts in frames.items():
+                for text in texts:
+                    yield meaning, text
 
 
 @cache
@@ -87,6 +104,8 @@ def pool(split: str) -> Pool:
         {meaning: tuple(raw[meaning]) for meaning in MEANINGS},
         structures,
         {kind: tuple(raw["descriptions"][kind]) for kind in KINDS},
+        {meaning: tuple(raw["technique_frames"][meaning]) for meaning in MEANINGS},
+        {meaning: tuple(raw["control_frames"][meaning]) for meaning in MEANINGS},
     )
 
 
@@ -95,39 +114,64 @@ class Voice(NamedTuple):
 
     split: str
     descriptions: dict[str, tuple[str, ...]]  # name -> its descriptions (empty: said by name only)
+    kinds: dict[str, Kind]  # name -> its kind
 
 
 @lru_cache(maxsize=256)  # one per case and split
 def voice(split: str, names: tuple[tuple[str, Kind], ...]) -> Voice:
     """The `Voice` of a case whose candidates are `names` (each with its kind), in `split`'s
-    pool. A description holds the candidate's anchor and no other word of any candidate's name,
-    so exactly one candidate of the list shares a word with it."""
+    pool. A description holds the candidate's anchor and shares no root with any other
+    candidate's name, so exactly one candidate of the list shares a root with it."""
     templates = pool(split).descriptions
     out: dict[str, tuple[str, ...]] = {}
     for name, kind in names:
-        others = frozenset().union(*(content_words(n) for n, _ in names if n != name))
-        fits = (
-            template.format(anchor=anchor_of(name, others))
+        others = frozenset().union(*(roots(n) for n, _ in names if n != name))
+        anchor = anchor_of(name, others)
+        out[name] = tuple(
+            template.format(anchor=anchor)
             for template in templates[kind]
-            if content_words(template.format(anchor="")).isdisjoint(others | content_words(name))
+            if anchor is not None and roots(template.format(anchor="")).isdisjoint(others | roots(name))
         )
-        out[name] = tuple(fits)
-    return Voice(split, out)
+    return Voice(split, out, dict(names))
 
 
-def anchor_of(name: str, others: frozenset[str]) -> str:
-    """The longest word of `name` that none of `others` is, an adverb ("-ly") only where no
-    other word is (ties: the first); the name itself when every word is shared."""
-    own = [w for w in words(name) if w in content_words(name) and w not in others]
-    return max(own, key=lambda w: (not w.endswith("ly"), len(w))) if own else name
+@lru_cache(maxsize=8192)
+def roots(text: str) -> frozenset[str]:
+    """What a reader would take for the same word in two names: every part of a content word
+    (split at hyphens and apostrophes), cut to its first five letters, so that "volatility",
+    "volatilities" and "inverse-volatility" share one."""
+    parts = (part for word in content_words(text) for part in re.split(r"[-']", word))
+    return frozenset(part[:5] for part in parts if len(part) > 1 and part not in STOP_WORDS)
+
+
+def anchor_of(name: str, others: frozenset[str]) -> str | None:
+    """The longest word of `name`, as the name writes it (a proper name keeps its capitals), that
+    shares no root with `others` (the other candidates' `roots`) and is no possessive, an adverb ("-ly") only where
+    no other word fits (ties: the first); None when every word shares one."""
+    own = [
+        w for w in words(name) if w in content_words(name) and "'" not in w and roots(w).isdisjoint(others)
+    ]
+    if not own:
+        return None
+    best = max(own, key=lambda w: (not w.endswith("ly"), len(w)))
+    found = re.search(rf"(?<![\w'-]){re.escape(best)}(?![\w'-])", name, re.IGNORECASE)
+    return found.group(0) if found else best
 
 
 def _surface(voice: Voice, said: Said, by_name: bool) -> str:
-    """The candidate as a sentence says it: its name, or one of its descriptions."""
+    """The candidate as a sentence says it: its name with its article (`the_name`), or one of
+    its descriptions."""
     described = voice.descriptions.get(said.name, ())
     if by_name or not described:
-        return said.name
+        return the_name(said.name)
     return described[int(said.u * 7 % 1 * len(described))]
+
+
+def the_name(name: str) -> str:
+    """`name` as a noun phrase of a sentence: after "the", which fits a singular, a plural and a
+    mass noun alike, unless it opens with its own determiner or a possessive ("Booker's")."""
+    first = name.split(maxsplit=1)[0].lower()
+    return name if first in ("a", "an", "the") or first.endswith("'s") else f"the {name}"
 
 
 def _capital(text: str) -> str:
@@ -135,21 +179,22 @@ def _capital(text: str) -> str:
 
 
 @cache
-def _frames(split: str, meaning: Meaning, own: bool) -> tuple[str, ...]:
-    """The frames of `split`'s pool for `meaning`; the case's own sentence only where it has one."""
-    return tuple(f for f in pool(split).frames[meaning] if own or not f.startswith(OWN))
+def _frames(split: str, kind: Kind, meaning: Meaning, own: bool) -> tuple[str, ...]:
+    """The frames of `split`'s pool for a `kind` and `meaning`; the case's own sentence only
+    where it has one."""
+    return tuple(f for f in pool(split).frames_of(kind)[meaning] if own or not f.startswith(OWN))
 
 
 def say(voice: Voice, said: Said) -> Fact:
     """A sentence that says `said.meaning` of the candidate, in the frame `said.u` picks among
     those of the voice's pool (the case's own sentence being one where it has one)."""
-    frames = _frames(voice.split, said.meaning, said.own is not None)
+    frames = _frames(voice.split, voice.kinds[said.name], said.meaning, said.own is not None)
     frame, para = frames[int(said.u * len(frames))], _surface(voice, said, by_name=False)
     sentence = frame.format(
         clue=said.own or "",
         own=said.own or "",
-        name=said.name,
-        Name=_capital(said.name),
+        name=the_name(said.name),
+        Name=_capital(the_name(said.name)),
         para=para,
         Para=_capital(para),
     )
