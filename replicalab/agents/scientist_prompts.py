@@ -21,7 +21,7 @@ from replicalab.agents.prompt_parts import (
     protocol_section,
 )
 from replicalab.agents.scoring_rules import scoring_rules
-from replicalab.models import Candidates, ScientistAction, ScientistActionType, ScientistObservation
+from replicalab.models import Candidates, Paper, ScientistAction, ScientistActionType, ScientistObservation
 from replicalab.scenarios.types import NormalizedScenarioPack
 
 __all__ = [
@@ -100,6 +100,13 @@ def candidates_section(candidates: Candidates) -> str:
     return "\n".join(lines)
 
 
+def _sample_size(paper: Paper) -> str:
+    n, unit = paper.reported_sample_size, paper.sample_unit
+    if n is None:
+        return "none"
+    return f"{n} {unit.plural if n != 1 else unit.singular}" if unit is not None else str(n)
+
+
 def _protocols(obs: ScientistObservation) -> str:
     """The protocol on the table, and the Lab Manager's counter-proposal when there is one: the
     plan `accept` adopts, each with the lab's price of it."""
@@ -128,7 +135,7 @@ def format_scientist_observation(obs: ScientistObservation, max_chars: int = MAX
     paper = obs.paper
     brief = (
         f"Paper:\nTitle: {paper.title}\nHypothesis: {paper.hypothesis}\nMethod: {paper.method}\n"
-        f"Key finding: {paper.key_finding}\nReported sample size: {paper.reported_sample_size or 'none'}\n"
+        f"Key finding: {paper.key_finding}\nReported sample size: {_sample_size(paper)}\n"
         f"Reported effect size: {paper.reported_effect_size or 'none'}\n"
         f"Goal: {obs.experiment_goal}\n{candidates_section(obs.candidates)}"
     )

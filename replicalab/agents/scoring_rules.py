@@ -23,6 +23,7 @@ from replicalab.judge.scores import (
     UNNEEDED_ITEM,
 )
 from replicalab.models import (
+    DEFAULT_SAMPLE_UNIT,
     FEASIBILITY_DIMENSIONS,
     RATIONALE_WORD_LIMIT,
 )
@@ -53,6 +54,7 @@ def scoring_rules(scenario: NormalizedScenarioPack) -> str:
     min_controls, adequate = facts.min_controls, facts.adequate_days
     limit = binding_time_limit(scenario.lab.time_limit_days, scenario.quantities.get("max_duration_days", ()))
     reviews = scenario.terms.get("required_review", ())
+    unit = scenario.paper.sample_unit or DEFAULT_SAMPLE_UNIT
     we, wt, wc, wi = FIDELITY_WEIGHTS
     dims = len(FEASIBILITY_DIMENSIONS)
     staff = ", ".join(STAFF_TERMS)
@@ -71,6 +73,7 @@ def scoring_rules(scenario: NormalizedScenarioPack) -> str:
         f"+ {_g(RIGOR_WEIGHTS[2])} x min(1, duration_days / {adequate})); adequate duration = "
         f"ceil({_g(ADEQUATE_SHARE_OF_TIME)} x the time limit of {limit} days) = {adequate} days. "
         f"Required reviews: {'; '.join(reviews) or 'none'}.",
+        f"- A sample is one {unit.singular} ({unit.meaning}); sample_size counts {unit.plural} per arm.",
         "- sample credit = min(1, power(n) / power(best n)), n = sample_size per arm, power(n) = "
         "Phi(d x sqrt(n / 2) - z), z = the normal quantile at 1 - alpha / 2 of a two-sided test at "
         f"alpha = {_g(ALPHA)}, d = the paper's reported effect (Cohen's d). Needed n (power "
