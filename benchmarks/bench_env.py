@@ -30,7 +30,7 @@ from pettingzoo.utils import wrappers
 from benchmarks.bench_scenarios import pin_to_one_core
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.envs.codec import ScientistCodec
 from replicalab.envs.spaces import (
     A_CONTROLS,
@@ -77,7 +77,7 @@ def _revision() -> tuple[np.ndarray, ScientistAction]:
     return vec, action
 
 
-def grounded_stance(env: replicalab_v2.raw_env) -> int:
+def grounded_stance(env: replicalab_v3.raw_env) -> int:
     """The structured Lab Manager picking the reference policy's stance."""
     return LAB_MANAGER_ACTION_TYPES.index(grounded_lab_response(env.episode).action_type)
 
@@ -85,7 +85,7 @@ def grounded_stance(env: replicalab_v2.raw_env) -> int:
 def time_rounds_env(vec: np.ndarray, rounds: int = ROUNDS, *, stock_wrappers: bool = False) -> float:
     """Seconds per round through `env()`; `stock_wrappers` adds PettingZoo's usual pair
     (order enforcing, out-of-bounds assertion)."""
-    env: Any = replicalab_v2.env(templates=["ml_benchmark"], difficulties=["medium"], max_rounds=10**6)
+    env: Any = replicalab_v3.env(templates=["ml_benchmark"], difficulties=["medium"], max_rounds=10**6)
     raw = env
     if stock_wrappers:
         env = wrappers.OrderEnforcingWrapper(wrappers.AssertOutOfBoundsWrapper(env))
@@ -139,7 +139,7 @@ def episodes_per_second(
     With `num_train_scenarios` the scenarios recur: the env first plays every scenario of the
     capped set once (untimed), so the timed episodes find each one as a long training run on a
     capped split does, already made and already played."""
-    env = replicalab_v2.env(num_train_scenarios=num_train_scenarios)
+    env = replicalab_v3.env(num_train_scenarios=num_train_scenarios)
     if num_train_scenarios is not None:
         for options in capped_scenarios(num_train_scenarios):
             env.reset(options=options)
@@ -151,7 +151,7 @@ def episodes_per_second(
     return n / (time.perf_counter() - start)
 
 
-def _play_env(env: replicalab_v2.raw_env) -> None:
+def _play_env(env: replicalab_v3.raw_env) -> None:
     """The episode `env` was reset to, baseline Scientist vs grounded Lab Manager."""
     for agent in env.agent_iter():
         _, _, terminated, truncated, _ = env.last()
@@ -188,7 +188,7 @@ def scenario_cells(
     first_seed: int, n: int = EPISODES, num_train_scenarios: int | None = None
 ) -> list[tuple[int, str, str]]:
     """(scenario seed, template, difficulty) of the episodes `episodes_per_second` plays."""
-    env = replicalab_v2.env(num_train_scenarios=num_train_scenarios)
+    env = replicalab_v3.env(num_train_scenarios=num_train_scenarios)
     cells = []
     for seed in range(first_seed, first_seed + n):
         env.reset(seed=seed if seed == first_seed else None)

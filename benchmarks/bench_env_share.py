@@ -30,7 +30,7 @@ from stable_baselines3.common.env_util import make_vec_env
 
 from benchmarks.bench_env import capped_scenarios
 from replicalab.baselines.training.maskable_ppo import BATCH_SIZE, NET_ARCH, POLICY, torch_for_training
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 
 N_ENVS = 8
 N_STEPS = 256  # `train`'s rollout per env at its default 10,000 steps between curve points

@@ -37,7 +37,7 @@ def rss_mib() -> float:
 def measure(count: int) -> tuple[float, float]:
     """RSS before `count` capped envs are built, and after each has reset into every scenario
     of the capped set."""
-    from replicalab.envs.scientist_v2 import ScientistEnv
+    from replicalab.envs.scientist_v3 import ScientistEnv
     from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
 
     ScientistEnv().reset(seed=0)  # imports and first-use caches, outside the figures

@@ -5,7 +5,7 @@
    `REPEATS` runs; each run starts its own process pool, so the pool's start-up is in the
    figure, as it is in every evaluation. The parent orders what the workers send (each
    episode's JSON line and digest), and that serial share caps the speed-up.
-2. Gymnasium vector rollouts: N copies of `ReplicaLab/Scientist-v2` in `AsyncVectorEnv` (one
+2. Gymnasium vector rollouts: N copies of `ReplicaLab/Scientist-v3` in `AsyncVectorEnv` (one
    process each) and, for comparison, in `SyncVectorEnv` (all in this process). Env steps/s
    over `vector_steps` vector steps, best of `REPEATS` blocks, after a warm-up and excluding
    construction. The policy proposes the cheapest legal protocol (the first legal value of
@@ -304,7 +304,7 @@ def main() -> None:
             f"| {_of_ceiling(rates, 'runner_jobs{}_eps', jobs)} | {_cpu_columns(rates, jobs)} |"
         )
     print(
-        f"\nScientist-v2 × N, env steps/s, {args.vector_steps:,} vector steps after {WARM_UP_STEPS}, "
+        f"\nScientist-v3 × N, env steps/s, {args.vector_steps:,} vector steps after {WARM_UP_STEPS}, "
         f"best of {REPEATS} (speed-up and efficiency: async over async N=1):\n"
     )
     print(

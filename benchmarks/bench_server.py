@@ -29,7 +29,7 @@ from websockets.asyncio.client import connect
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.baselines.server.loopback import start_process
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 
 LEVELS = (1, 16, 64)
 MODES = ("structured", "text")

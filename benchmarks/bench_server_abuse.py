@@ -45,7 +45,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.baselines.server.loopback import ServerProcess, start_process
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 
 RESET_RATE = 10.0  # the victim's resets a second: a client playing short episodes
 ATTACKER = "127.0.0.2"  # the loopback is 127.0.0.0/8: a second client address on this machine

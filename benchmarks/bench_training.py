@@ -21,7 +21,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import VecEnv
 
-import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v2
+import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v3
 from replicalab.baselines.training.maskable_ppo import BATCH_SIZE, NET_ARCH, POLICY
 
 N_ENVS = 8
@@ -32,7 +32,7 @@ SETTINGS = {"sb3 defaults": (64, True), "replicalab train": (BATCH_SIZE, False)}
 
 
 def _vec_env() -> VecEnv:
-    return make_vec_env("ReplicaLab/Scientist-v2", n_envs=N_ENVS, seed=0, env_kwargs={"render_mode": None})
+    return make_vec_env("ReplicaLab/Scientist-v3", n_envs=N_ENVS, seed=0, env_kwargs={"render_mode": None})
 
 
 def learner_steps_per_second(batch_size: int, checks: bool) -> float:

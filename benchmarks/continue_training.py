@@ -18,7 +18,7 @@ from pathlib import Path
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.env_util import make_vec_env
 
-import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v2
+import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v3
 from replicalab.baselines.training.maskable_ppo import (
     CurvePoint,
     TrainConfig,
@@ -32,7 +32,7 @@ def continue_training(run: Path, out: Path, steps: int, seed: int, eval_every: i
     torch_for_training()
     config = TrainConfig(steps=steps, seed=seed, eval_every=eval_every)
     env = make_vec_env(
-        "ReplicaLab/Scientist-v2", n_envs=config.n_envs, seed=seed + 1000, env_kwargs={"render_mode": None}
+        "ReplicaLab/Scientist-v3", n_envs=config.n_envs, seed=seed + 1000, env_kwargs={"render_mode": None}
     )
     model = MaskablePPO.load(run / "model.zip", env=env)
     out.mkdir(parents=True, exist_ok=True)

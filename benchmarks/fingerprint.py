@@ -16,13 +16,13 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-import replicalab.envs  # noqa: F401 - registers ReplicaLab/Scientist-v2
+import replicalab.envs  # noqa: F401 - registers ReplicaLab/Scientist-v3
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.baselines.evaluation.runner import Grid, PolicyFactory, run_grid
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.seats import BaselineScientist, GroundedLabManager, RandomScientist
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES, generate_scenario
 
 PACK_SEEDS = 60
@@ -51,7 +51,7 @@ def packs() -> str:
 def env_episodes(action_mode: str, policy: str) -> str:
     """Every `last()` and the log of seeded episodes; `policy` is "baseline" or "random"."""
     digest = hashlib.sha256()
-    env = replicalab_v2.env(action_mode=action_mode, max_rounds=6 if policy == "baseline" else 4)
+    env = replicalab_v3.env(action_mode=action_mode, max_rounds=6 if policy == "baseline" else 4)
     for seed in range(ENV_EPISODES):
         env.reset(seed=seed)
         for agent in env.possible_agents:
@@ -76,7 +76,7 @@ def env_episodes(action_mode: str, policy: str) -> str:
 
 def gym_episodes() -> str:
     digest = hashlib.sha256()
-    env = gymnasium.make("ReplicaLab/Scientist-v2")
+    env = gymnasium.make("ReplicaLab/Scientist-v3")
     for seed in range(GYM_EPISODES):
         observation, info = env.reset(seed=seed)
         env.action_space.seed(seed)

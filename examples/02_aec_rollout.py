@@ -3,9 +3,9 @@
 Run: python examples/02_aec_rollout.py
 """
 
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 
-env = replicalab_v2.env(difficulties=["easy", "medium"], reward_config="default")
+env = replicalab_v3.env(difficulties=["easy", "medium"], reward_config="default")
 
 for episode_seed in range(3):
     env.reset(seed=episode_seed)

@@ -5,9 +5,9 @@ Run: python examples/03_gym_random_agent.py
 
 import gymnasium as gym
 
-import replicalab.envs  # noqa: F401  (registers ReplicaLab/Scientist-v2)
+import replicalab.envs  # noqa: F401  (registers ReplicaLab/Scientist-v3)
 
-env = gym.make("ReplicaLab/Scientist-v2", templates=["finance_trading"])
+env = gym.make("ReplicaLab/Scientist-v3", templates=["finance_trading"])
 env.action_space.seed(0)
 observation, info = env.reset(seed=0)
 

@@ -10,7 +10,7 @@ import re
 
 from replicalab.agents import call_scientist_with_retry
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 
 calls = {"n": 0}
 
@@ -37,7 +37,7 @@ def fake_llm(messages: list[dict[str, str]]) -> str:
     return f"My proposal:\n{json.dumps(plan)}"
 
 
-env = replicalab_v2.env(action_mode="text", templates=["math_reasoning"], difficulties=["easy"])
+env = replicalab_v3.env(action_mode="text", templates=["math_reasoning"], difficulties=["easy"])
 env.reset(seed=3)
 system_prompt = env.infos["scientist"]["system_prompt"]
 for agent in env.agent_iter():

@@ -14,7 +14,7 @@ import gymnasium as gym
 import torch
 from sb3_contrib import MaskablePPO
 
-import replicalab.envs  # noqa: F401  (registers ReplicaLab/Scientist-v2)
+import replicalab.envs  # noqa: F401  (registers ReplicaLab/Scientist-v3)
 from replicalab.baselines.evaluation.metrics import summarize
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.structured import structured_factory
@@ -22,7 +22,7 @@ from replicalab.baselines.policies.structured import structured_factory
 # One torch thread: the policy is a small MLP, and torch's default of a thread per core spins
 # against the envs and anything else running (`replicalab train` does the same).
 torch.set_num_threads(1)
-env = gym.make("ReplicaLab/Scientist-v2", split="train")  # masks its actions: no glue needed
+env = gym.make("ReplicaLab/Scientist-v3", split="train")  # masks its actions: no glue needed
 model = MaskablePPO("MultiInputPolicy", env, n_steps=256, batch_size=64, seed=0)
 model.learn(total_timesteps=512)
 print(f"trained {model.num_timesteps} steps")

@@ -10,7 +10,7 @@ Run: python examples/09_rllib_multi_agent.py
 import ray
 
 from replicalab.baselines.training.rllib import act, ppo_config
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 
 ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
 config = ppo_config("aec", {"templates": "ml_benchmark", "split": "train"}, batch_size=128, minibatch_size=32)
@@ -24,7 +24,7 @@ for iteration in range(1, 4):
     )
 
 seats = {agent: algo.get_module(agent) for agent in ("scientist", "lab_manager")}
-env = replicalab_v2.env(templates="ml_benchmark", split="test")
+env = replicalab_v3.env(templates="ml_benchmark", split="test")
 for seed in range(3):
     env.reset(seed=seed)
     for agent in env.agent_iter():

@@ -12,12 +12,12 @@ import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
 
-import replicalab.envs  # noqa: F401  (registers ReplicaLab/LabManager-v2)
+import replicalab.envs  # noqa: F401  (registers ReplicaLab/LabManager-v3)
 from replicalab.agents.lab_manager_policy import grounded_lab_response
 from replicalab.moves import LAB_MANAGER_ACTION_TYPES
 
 torch.set_num_threads(1)  # a small MLP: more threads only fight the env for the cores
-env = gym.make("ReplicaLab/LabManager-v2", split="train")  # masks its stances: no glue needed
+env = gym.make("ReplicaLab/LabManager-v3", split="train")  # masks its stances: no glue needed
 model = MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64, seed=0)
 model.learn(total_timesteps=256)
 print(f"trained {model.num_timesteps} steps")
@@ -31,7 +31,7 @@ def grounded(env, obs):  # the reference Lab Manager's stance, for comparison
     return LAB_MANAGER_ACTION_TYPES.index(grounded_lab_response(env.unwrapped.episode).action_type)
 
 
-test = gym.make("ReplicaLab/LabManager-v2", split="test")
+test = gym.make("ReplicaLab/LabManager-v3", split="test")
 for name, policy in (("trained", trained), ("grounded", grounded)):
     returns, agreements = [], 0
     for seed in range(9):

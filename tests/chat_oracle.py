@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from replicalab.agents import build_baseline_scientist_action
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 from replicalab.reading import addresses, read_paper
 from replicalab.scenarios import ScenarioKey
 

@@ -7,11 +7,11 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v2
+import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v3
 
 
 def test_the_mask_is_the_observations_and_only_legal_moves_pass() -> None:
-    env = gym.make("ReplicaLab/Scientist-v2")
+    env = gym.make("ReplicaLab/Scientist-v3")
     obs, _ = env.reset(seed=0)
     for _ in range(20):
         mask = env.unwrapped.action_masks()  # type: ignore[attr-defined]
@@ -23,7 +23,7 @@ def test_the_mask_is_the_observations_and_only_legal_moves_pass() -> None:
 
 
 def test_text_mode_has_no_component_masks() -> None:
-    env = gym.make("ReplicaLab/Scientist-v2", action_mode="text")
+    env = gym.make("ReplicaLab/Scientist-v3", action_mode="text")
     env.reset(seed=0)
     with pytest.raises(TypeError, match="action_masks: only the structured action space"):
         env.unwrapped.action_masks()  # type: ignore[attr-defined]
@@ -32,7 +32,7 @@ def test_text_mode_has_no_component_masks() -> None:
 @pytest.mark.slow
 def test_maskable_ppo_trains_on_the_env_with_no_glue() -> None:
     sb3_contrib = pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
-    env = gym.make("ReplicaLab/Scientist-v2")
+    env = gym.make("ReplicaLab/Scientist-v3")
     model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=128, batch_size=64, seed=0)
     model.learn(total_timesteps=256)
     assert model.num_timesteps == 256  # two rollouts and their updates went through

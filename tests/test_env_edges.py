@@ -14,18 +14,18 @@ import pytest
 import replicalab.envs
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.models import EpisodeLog, ScientistAction, ScientistActionType
 from replicalab.moves import LAB_MANAGER, SCIENTIST
 from replicalab.scenarios import generate_scenario
 from tests.plans import PACK, good_plan, propose
 
 
-def _aec(**kwargs: Any) -> replicalab_v2.raw_env:
-    return replicalab_v2.env(**kwargs)
+def _aec(**kwargs: Any) -> replicalab_v3.raw_env:
+    return replicalab_v3.env(**kwargs)
 
 
-def _finished_aec() -> replicalab_v2.raw_env:
+def _finished_aec() -> replicalab_v3.raw_env:
     env = _aec()
     env.reset(seed=0, options={"scenario": PACK})
     env.step(propose(good_plan(PACK)))
@@ -65,7 +65,7 @@ def test_calls_before_reset_raise_a_clear_error() -> None:
     ):
         with pytest.raises(RuntimeError, match=f"{name}: reset\\(\\) must be called"):
             call()
-    parallel = replicalab_v2.parallel_env()
+    parallel = replicalab_v3.parallel_env()
     with pytest.raises(RuntimeError, match="reset"):
         parallel.step({})
     with pytest.raises(RuntimeError, match="episode: reset"):
@@ -87,7 +87,7 @@ def test_observe_refuses_an_unknown_agent() -> None:
 
 
 def test_parallel_step_refuses_what_is_not_a_dict_of_agents() -> None:
-    env = replicalab_v2.parallel_env()
+    env = replicalab_v3.parallel_env()
     env.reset(seed=0)
     with pytest.raises(TypeError, match="actions: expected a dict"):
         env.step(None)  # type: ignore[arg-type]
@@ -104,7 +104,7 @@ Reset = Callable[..., Any]
 
 
 def _resets() -> dict[str, tuple[Any, Reset]]:
-    aec, parallel = _aec(), replicalab_v2.parallel_env()
+    aec, parallel = _aec(), replicalab_v3.parallel_env()
     gym_env = gym.make(replicalab.envs.SCIENTIST_ENV_ID).unwrapped
     return {
         "aec": (aec, aec.reset),
@@ -184,7 +184,7 @@ def test_bad_constructor_arguments_name_the_argument(
 ) -> None:
     for make in (
         _aec,
-        replicalab_v2.parallel_env,
+        replicalab_v3.parallel_env,
         lambda **kw: gym.make(replicalab.envs.SCIENTIST_ENV_ID, **kw),
     ):
         with pytest.raises(error, match=match):
@@ -206,7 +206,7 @@ def test_every_front_gives_its_episode_log_the_same_way() -> None:
             aec.step(build_baseline_scientist_action(episode.scientist_observation()))
         else:
             aec.step(grounded_lab_response(episode))
-    parallel = replicalab_v2.parallel_env()
+    parallel = replicalab_v3.parallel_env()
     parallel.reset(seed=0)
     while parallel.agents:
         episode = parallel.unwrapped.episode

@@ -18,7 +18,7 @@ from replicalab.agents import (
     parse_scientist_output,
 )
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.envs.spaces import QUESTIONS, SCIENTIST_NVEC
 from replicalab.episode import EpisodeOverError
 from replicalab.models import FEASIBILITY_DIMENSIONS, EpisodeLog, LabManagerAction, ScientistAction
@@ -33,8 +33,8 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 # --------------------------------------------------------------------------- text mode
 
 
-def _text_env() -> replicalab_v2.raw_env:
-    env = replicalab_v2.env(action_mode="text", reward_config="default")
+def _text_env() -> replicalab_v3.raw_env:
+    env = replicalab_v3.env(action_mode="text", reward_config="default")
     env.reset(seed=1)
     return env
 
@@ -47,7 +47,7 @@ def _expected_code(text: str) -> str | None:
     return None
 
 
-def _assert_turn_handled(env: replicalab_v2.raw_env, text: str) -> None:
+def _assert_turn_handled(env: replicalab_v3.raw_env, text: str) -> None:
     """Step the Scientist with `text` and check a malformed one is refused as the spec says."""
     episode = env.episode
     before = (episode.invalid_action_count, len(episode.transcript))
@@ -142,7 +142,7 @@ ANY_ACTION = st.one_of(
 )
 
 
-def _assert_in_space(env: replicalab_v2.raw_env, agent: str) -> None:
+def _assert_in_space(env: replicalab_v3.raw_env, agent: str) -> None:
     assert env.observation_space(agent).contains(env.observe(agent))
 
 
@@ -157,7 +157,7 @@ def _assert_in_space(env: replicalab_v2.raw_env, agent: str) -> None:
 def test_any_action_sequence_ends_in_time(
     mode: str, actions: list[Any], max_rounds: int, step_cap: int | None, seed: int
 ) -> None:
-    env = replicalab_v2.env(action_mode=mode, max_rounds=max_rounds, step_cap=step_cap)
+    env = replicalab_v3.env(action_mode=mode, max_rounds=max_rounds, step_cap=step_cap)
     env.reset(seed=seed)
     scenario = env.episode.scenario.model_dump_json()
     bound = 2 * max_rounds if step_cap is None else min(2 * max_rounds, step_cap)
@@ -218,7 +218,7 @@ def _secrets(pack: NormalizedScenarioPack) -> tuple[list[str], re.Pattern[str] |
 
 
 def _scientist_move(
-    env: replicalab_v2.raw_env, obs: dict[str, Any], rng: np.random.Generator, policy: str
+    env: replicalab_v3.raw_env, obs: dict[str, Any], rng: np.random.Generator, policy: str
 ) -> Any:
     episode = env.episode
     roll = rng.random()
@@ -230,7 +230,7 @@ def _scientist_move(
     return env.action_space(SCIENTIST).sample(obs["action_mask"])
 
 
-def _lab_manager_move(env: replicalab_v2.raw_env, obs: dict[str, Any], rng: np.random.Generator) -> Any:
+def _lab_manager_move(env: replicalab_v3.raw_env, obs: dict[str, Any], rng: np.random.Generator) -> Any:
     if rng.random() < 0.5:
         return grounded_lab_response(env.episode)
     return env.action_space(LAB_MANAGER).sample(obs["action_mask"])
@@ -240,7 +240,7 @@ def _lab_manager_move(env: replicalab_v2.raw_env, obs: dict[str, Any], rng: np.r
 def test_nothing_hidden_reaches_the_scientist(template: str, difficulty: str) -> None:
     budget_checked = 0
     for mode in ("text", "structured"):
-        env = replicalab_v2.env(
+        env = replicalab_v3.env(
             action_mode=mode, templates=[template], difficulties=[difficulty], render_mode="ansi"
         )
         env.action_space(SCIENTIST).seed(0)
@@ -278,7 +278,7 @@ def test_nothing_hidden_reaches_the_scientist(template: str, difficulty: str) ->
 
 
 def test_scientist_infos_hold_only_public_keys() -> None:
-    env = replicalab_v2.env(action_mode="text")
+    env = replicalab_v3.env(action_mode="text")
     env.reset(seed=0)
     assert set(env.infos[SCIENTIST]) == {"round", "reward_components", "error", "system_prompt"}
     env.step(propose(good_plan(env.episode.scenario)))

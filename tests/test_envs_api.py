@@ -14,8 +14,8 @@ from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 import replicalab.envs
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs import replicalab_v2
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs import replicalab_v3
+from replicalab.envs.scientist_v3 import ScientistEnv
 from replicalab.episode import Episode
 from replicalab.models import EpisodeLog, LabManagerAction, ScientistAction
 from replicalab.moves import LAB_MANAGER, SCIENTIST, ActionError
@@ -30,17 +30,17 @@ MODES = ("structured", "text")
 
 @pytest.mark.parametrize("mode", MODES)
 def test_pettingzoo_api_seed_and_render(mode: str) -> None:
-    api_test(replicalab_v2.env(action_mode=mode), num_cycles=100)
-    seed_test(lambda: replicalab_v2.env(action_mode=mode), num_cycles=100)
+    api_test(replicalab_v3.env(action_mode=mode), num_cycles=100)
+    seed_test(lambda: replicalab_v3.env(action_mode=mode), num_cycles=100)
     render_test(
-        lambda render_mode=None: replicalab_v2.env(action_mode=mode, render_mode=render_mode),
+        lambda render_mode=None: replicalab_v3.env(action_mode=mode, render_mode=render_mode),
         custom_tests={"ansi": lambda text: text.startswith("== ")},
     )
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_pettingzoo_parallel_api(mode: str) -> None:
-    parallel_api_test(replicalab_v2.parallel_env(action_mode=mode), num_cycles=100)
+    parallel_api_test(replicalab_v3.parallel_env(action_mode=mode), num_cycles=100)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -52,7 +52,7 @@ def test_gymnasium_check_env(mode: str) -> None:
 
 def test_making_the_v1_id_names_v2() -> None:
     """The game changed with v2; Gymnasium's own deprecation error points a v1 user at it."""
-    with pytest.raises(gym.error.DeprecatedEnv, match="Scientist-v2"):
+    with pytest.raises(gym.error.DeprecatedEnv, match="Scientist-v3"):
         gym.make("ReplicaLab/Scientist-v1")
 
 
@@ -92,7 +92,7 @@ def test_scientist_env_steps_in_vector_envs(mode: str, vector: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("form", ["model", "dict"])
 def test_aec_accepts_pydantic_and_dict_actions_for_both_agents(mode: str, form: str) -> None:
-    env = replicalab_v2.env(action_mode=mode)
+    env = replicalab_v3.env(action_mode=mode)
     env.reset(seed=2)
 
     def send(action: ScientistAction | LabManagerAction) -> None:
@@ -116,7 +116,7 @@ def test_aec_accepts_pydantic_and_dict_actions_for_both_agents(mode: str, form: 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_parallel_and_gymnasium_accept_pydantic_and_dict_actions(mode: str) -> None:
-    par = replicalab_v2.parallel_env(action_mode=mode)
+    par = replicalab_v3.parallel_env(action_mode=mode)
     par.reset(seed=4)
     episode = par.session.episode
     assert episode is not None
@@ -139,7 +139,7 @@ def test_parallel_and_gymnasium_accept_pydantic_and_dict_actions(mode: str) -> N
 
 
 def _choose(
-    env: replicalab_v2.raw_env, agent: str, obs: dict[str, Any], policy: str, rng: np.random.Generator
+    env: replicalab_v3.raw_env, agent: str, obs: dict[str, Any], policy: str, rng: np.random.Generator
 ) -> Any:
     episode = env.episode
     if policy == "baseline":
@@ -151,7 +151,7 @@ def _choose(
     return env.action_space(agent).sample(obs["action_mask"])
 
 
-def play(env: replicalab_v2.raw_env, seed: int, policy: str) -> dict[str, float]:
+def play(env: replicalab_v3.raw_env, seed: int, policy: str) -> dict[str, float]:
     """One episode; returns, per agent, the sum of what `last()` showed it at each of its turns."""
     env.reset(seed=seed)
     for agent in env.possible_agents:
@@ -172,7 +172,7 @@ def test_rewards_seen_through_last_sum_to_the_logged_totals(preset: str, policy:
     verdicts: set[str | None] = set()
     for mode in MODES:
         step_cap = 11 if policy == "noisy" else None
-        env = replicalab_v2.env(action_mode=mode, reward_config=preset, step_cap=step_cap)
+        env = replicalab_v3.env(action_mode=mode, reward_config=preset, step_cap=step_cap)
         for seed in range(12):
             seen = play(env, seed, policy)
             log = env.episode.to_log()
@@ -204,7 +204,7 @@ def test_gymnasium_and_parallel_rewards_sum_to_the_logged_totals(preset: str) ->
         assert episode is not None
         assert total == pytest.approx(episode.totals[SCIENTIST], abs=1e-9)
 
-        par = replicalab_v2.parallel_env(reward_config=preset)
+        par = replicalab_v3.parallel_env(reward_config=preset)
         observations, _ = par.reset(seed=seed)
         for agent in par.possible_agents:
             par.action_space(agent).seed(seed)
@@ -220,7 +220,7 @@ def test_gymnasium_and_parallel_rewards_sum_to_the_logged_totals(preset: str) ->
             assert sums[agent] == pytest.approx(episode.totals[agent], abs=1e-9)
 
 
-def _trace(env: replicalab_v2.raw_env, seed: int) -> list[object]:
+def _trace(env: replicalab_v3.raw_env, seed: int) -> list[object]:
     """What a random pair of agents sees over the episode `env` was reset to, and its log."""
     for agent in env.possible_agents:
         env.action_space(agent).seed(seed)
@@ -238,8 +238,8 @@ def test_a_capped_env_makes_each_scenario_once_and_plays_it_as_new(mode: str) ->
     """Where `num_train_scenarios` caps the seeds, an env generates each scenario once and keeps
     it: a recurring scenario is the same pack, and its episodes are, observation for observation,
     those an uncapped env plays on that scenario."""
-    capped = replicalab_v2.env(action_mode=mode, templates="ml_benchmark", num_train_scenarios=2)
-    uncapped = replicalab_v2.env(action_mode=mode, templates="ml_benchmark")
+    capped = replicalab_v3.env(action_mode=mode, templates="ml_benchmark", num_train_scenarios=2)
+    uncapped = replicalab_v3.env(action_mode=mode, templates="ml_benchmark")
     packs: dict[str, object] = {}
     capped.reset(seed=7)
     for seed in range(14):  # 6 scenarios: most recur
@@ -265,9 +265,9 @@ def test_capped_envs_of_one_process_share_each_kept_scenario_and_play_the_same_e
     """Every capped env of a process keeps its scenarios in one store: a second env finds the
     first's packs (one copy, however many envs), and plays, seed for seed, the episodes the
     first played when it made them; an env of the other reading keeps its own translation."""
-    first = replicalab_v2.env(action_mode=mode, templates="math_reasoning", num_train_scenarios=3)
-    second = replicalab_v2.env(action_mode=mode, templates="math_reasoning", num_train_scenarios=3)
-    facts = replicalab_v2.env(
+    first = replicalab_v3.env(action_mode=mode, templates="math_reasoning", num_train_scenarios=3)
+    second = replicalab_v3.env(action_mode=mode, templates="math_reasoning", num_train_scenarios=3)
+    facts = replicalab_v3.env(
         action_mode=mode, templates="math_reasoning", num_train_scenarios=3, reading="facts"
     )
     for seed in range(60, 72):
@@ -288,9 +288,9 @@ def test_capped_envs_of_one_process_share_each_kept_scenario_and_play_the_same_e
 
 _SCRIPT = """
 import sys, numpy as np
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 for mode in ("structured", "text"):
-    env = replicalab_v2.env(action_mode=mode)
+    env = replicalab_v3.env(action_mode=mode)
     for seed in (0, 1, 2, 3):
         env.reset(seed=seed)
         for agent in env.possible_agents:
@@ -315,7 +315,7 @@ def test_same_seed_and_actions_give_byte_identical_logs_across_hash_seeds() -> N
 
 
 def test_log_replays_to_the_same_bytes() -> None:
-    env = replicalab_v2.env(action_mode="text")
+    env = replicalab_v3.env(action_mode="text")
     play(env, 5, "noisy")
     log = env.episode.to_log()
     assert log.invalid_action_count > 0
@@ -333,7 +333,7 @@ def test_log_replays_to_the_same_bytes() -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 def test_log_json_round_trips_byte_for_byte(mode: str) -> None:
-    env = replicalab_v2.env(action_mode=mode)
+    env = replicalab_v3.env(action_mode=mode)
     for seed in range(24):
         play(env, seed, ("random", "noisy", "baseline")[seed % 3])
         text = env.episode.to_log().model_dump_json()
@@ -342,8 +342,8 @@ def test_log_json_round_trips_byte_for_byte(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", ["structured", "text"])
 def test_the_feature_space_is_the_documented_0_to_1(mode: str) -> None:
-    env = replicalab_v2.env(action_mode=mode)
-    gym_env = gym.make("ReplicaLab/Scientist-v2", action_mode=mode)
+    env = replicalab_v3.env(action_mode=mode)
+    gym_env = gym.make("ReplicaLab/Scientist-v3", action_mode=mode)
     boxes = [env.observation_space(agent)["observation"] for agent in env.possible_agents]
     boxes.append(gym_env.observation_space["observation"])  # type: ignore[index]
     for box in boxes:

@@ -1,5 +1,5 @@
 """`evaluate --scientist PATH.zip | MODULE:ATTR`: a trained policy plays in the runner the moves it
-plays in `gym.make("ReplicaLab/Scientist-v2")`, with the runner's table and logs; a user's own
+plays in `gym.make("ReplicaLab/Scientist-v3")`, with the runner's table and logs; a user's own
 module loads from the working directory; an element the codec refuses is a refused move."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v2
+import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v3
 from replicalab.baselines.cli import app
 from replicalab.baselines.policies.structured import predict_masked
 from replicalab.models import EpisodeLog
@@ -23,7 +23,7 @@ CELL = ["-t", "finance_trading", "-d", "medium", "--seeds", "2", "--no-oracle", 
 
 def _gym_episode(act: object, scenario_seed: int) -> EpisodeLog:
     """The episode `act` plays on the Gymnasium env, on the cell CELL names."""
-    env = gym.make("ReplicaLab/Scientist-v2", split="test")
+    env = gym.make("ReplicaLab/Scientist-v3", split="test")
     options = {"template": "finance_trading", "difficulty": "medium", "scenario_seed": scenario_seed}
     obs, _ = env.reset(seed=0, options=options)
     done = False
@@ -44,7 +44,7 @@ def _evaluate(scientist: str, out: Path) -> list[EpisodeLog]:
 
 def test_a_saved_model_logs_the_moves_it_makes_on_the_gymnasium_env(tmp_path: Path) -> None:
     sb3_contrib = pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
-    env = gym.make("ReplicaLab/Scientist-v2")
+    env = gym.make("ReplicaLab/Scientist-v3")
     model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=64, batch_size=64, seed=3)
     model.learn(total_timesteps=64).save(tmp_path / "ppo.zip")
     logs = _evaluate(str(tmp_path / "ppo.zip"), tmp_path / "ppo.jsonl")

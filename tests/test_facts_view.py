@@ -11,10 +11,10 @@ from pettingzoo.test import api_test, parallel_api_test, seed_test
 
 import replicalab.envs
 from replicalab.baselines.policies.readers import PublicOracleScientist
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.envs.facts_columns import FACT_FIELDS, SAID, facts_columns
 from replicalab.envs.features import feature_names
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 from replicalab.envs.spaces import MAX_CONTROLS, MAX_ELEMENTS, MAX_TECHNIQUES
 from replicalab.envs.text_columns import CUE_FIELDS
 from replicalab.scenarios import BUILTIN_TEMPLATES, NormalizedScenarioPack, generate_scenario
@@ -28,9 +28,9 @@ COUNTS = {"technique": MAX_TECHNIQUES, "control": MAX_CONTROLS, "element": MAX_E
 
 @pytest.mark.parametrize("mode", MODES)
 def test_pettingzoo_checks_pass_on_the_facts_view(mode: str) -> None:
-    api_test(replicalab_v2.env(action_mode=mode, reading="facts"), num_cycles=60)
-    seed_test(lambda: replicalab_v2.env(action_mode=mode, reading="facts"), num_cycles=60)
-    parallel_api_test(replicalab_v2.parallel_env(action_mode=mode, reading="facts"), num_cycles=60)
+    api_test(replicalab_v3.env(action_mode=mode, reading="facts"), num_cycles=60)
+    seed_test(lambda: replicalab_v3.env(action_mode=mode, reading="facts"), num_cycles=60)
+    parallel_api_test(replicalab_v3.parallel_env(action_mode=mode, reading="facts"), num_cycles=60)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -122,7 +122,7 @@ def test_a_pack_its_seed_does_not_generate_is_refused_naming_the_option() -> Non
 
 @pytest.mark.parametrize("bad", ["fact", "", None, 1])
 def test_a_bad_reading_raises_an_error_naming_the_argument(bad: object) -> None:
-    for make in (ScientistEnv, replicalab_v2.env, replicalab_v2.parallel_env):
+    for make in (ScientistEnv, replicalab_v3.env, replicalab_v3.parallel_env):
         with pytest.raises(ValueError, match=r"^reading: "):
             make(reading=bad)
 

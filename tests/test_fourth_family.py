@@ -20,9 +20,9 @@ from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, run_grid
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.seats import BaselineScientist, RandomScientist
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.envs.features import feature_names
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 from replicalab.models import DEFAULT_SAMPLE_UNIT
 from replicalab.scenarios import generate_scenario, registry
 
@@ -66,13 +66,13 @@ def test_a_family_without_a_sample_unit_counts_samples(family_file: Path) -> Non
 
 
 def test_the_aec_and_parallel_envs_pass_the_api_tests(family_file: Path) -> None:
-    api_test(replicalab_v2.env(templates=[NAME]), num_cycles=30)
-    parallel_api_test(replicalab_v2.parallel_env(templates=[NAME]), num_cycles=30)
+    api_test(replicalab_v3.env(templates=[NAME]), num_cycles=30)
+    parallel_api_test(replicalab_v3.parallel_env(templates=[NAME]), num_cycles=30)
 
 
 def test_the_gymnasium_env_passes_check_env(family_file: Path) -> None:
     check_env(ScientistEnv(templates=[NAME]), skip_render_check=True)
-    env = gym.make("replicalab.envs:ReplicaLab/Scientist-v2", templates=[NAME])
+    env = gym.make("replicalab.envs:ReplicaLab/Scientist-v3", templates=[NAME])
     observation, _ = env.reset(seed=0)
     assert env.observation_space.contains(observation)
 
@@ -80,7 +80,7 @@ def test_the_gymnasium_env_passes_check_env(family_file: Path) -> None:
 def test_its_one_hot_column_is_its_own(family_file: Path) -> None:
     names = feature_names("scientist")
     assert f"template={NAME}" in names
-    env = replicalab_v2.env(templates=[NAME])
+    env = replicalab_v3.env(templates=[NAME])
     env.reset(seed=3)
     features = env.observe("scientist")["observation"]
     template_columns = [i for i, n in enumerate(names) if n.startswith("template=")]

@@ -118,8 +118,8 @@ def test_the_page_labels_each_run_by_its_provenance(
     ("change", "warning"),
     [
         ({"split": "validation"}, "These runs mix splits (test, validation)"),
-        ({"env_id": "replicalab_v1"}, "These runs mix game versions (replicalab_v1, replicalab_v2)"),
-        (None, "These runs mix game versions (replicalab_v2, unrecorded game)"),
+        ({"env_id": "replicalab_v1"}, "These runs mix game versions (replicalab_v1, replicalab_v3)"),
+        (None, "These runs mix game versions (replicalab_v3, unrecorded game)"),
     ],
 )
 def test_the_page_warns_when_runs_side_by_side_are_not_comparable(

@@ -14,7 +14,7 @@ from gymnasium.utils.env_checker import check_env
 import replicalab.envs
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs.lab_manager_v2 import DEFAULT_SCIENTIST, LabManagerEnv
+from replicalab.envs.lab_manager_v3 import DEFAULT_SCIENTIST, LabManagerEnv
 from replicalab.episode import Episode
 from replicalab.models import LabManagerAction
 from replicalab.moves import LAB_MANAGER_ACTION_TYPES
@@ -27,7 +27,7 @@ def test_it_is_a_plain_gymnasium_env() -> None:
     """No PettingZoo in between: the env and the session it holds import none of it."""
     from pathlib import Path
 
-    import replicalab.envs.lab_manager_v2 as module
+    import replicalab.envs.lab_manager_v3 as module
     import replicalab.envs.session as session
 
     for source in (module.__file__, session.__file__):

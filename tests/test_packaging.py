@@ -84,8 +84,8 @@ def test_the_wheel_holds_one_top_level_package(wheel: Path) -> None:
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"replicalab"}
     for module in (
-        "envs/replicalab_v2.py",
-        "envs/scientist_v2.py",
+        "envs/replicalab_v3.py",
+        "envs/scientist_v3.py",
         "baselines/cli/main.py",
         "baselines/evaluation/runner.py",
         "baselines/policies/seats.py",
@@ -122,10 +122,10 @@ def test_a_fresh_venv_with_the_wheel_makes_every_env(wheel: Path, tmp_path: Path
     (Path(site) / "deps.pth").write_text("".join(f"{folder}\n" for folder in dict.fromkeys(folders)))
     script = (
         "import gymnasium as gym, replicalab\n"
-        "env = gym.make('replicalab.envs:ReplicaLab/Scientist-v2')\n"
+        "env = gym.make('replicalab.envs:ReplicaLab/Scientist-v3')\n"
         "obs, info = env.reset(seed=0)\n"
-        "from replicalab.envs import replicalab_v2\n"
-        "aec = replicalab_v2.env(); aec.reset(seed=0)\n"
+        "from replicalab.envs import replicalab_v3\n"
+        "aec = replicalab_v3.env(); aec.reset(seed=0)\n"
         "import importlib.util\n"
         "print(replicalab.__file__)\n"
         "print(importlib.util.find_spec('envs'), importlib.util.find_spec('baselines'))\n"

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.moves import LAB_MANAGER, SCIENTIST
 
 MODES = ["structured", "text"]
@@ -15,7 +15,7 @@ MODES = ["structured", "text"]
 
 @pytest.mark.parametrize("mode", MODES)
 def test_every_action_the_observed_mask_allows_is_accepted(mode: str) -> None:
-    env = replicalab_v2.parallel_env(action_mode=mode)
+    env = replicalab_v3.parallel_env(action_mode=mode)
     allowed = 0
     for seed in range(60):
         observations, _ = env.reset(seed=seed)
@@ -32,7 +32,7 @@ def test_every_action_the_observed_mask_allows_is_accepted(mode: str) -> None:
 
 
 def test_one_step_is_one_turn_and_the_waiting_agents_action_is_ignored() -> None:
-    env = replicalab_v2.parallel_env()
+    env = replicalab_v3.parallel_env()
     observations, _ = env.reset(seed=3)
     episode = env.session.episode
     assert episode is not None

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from replicalab.agents import MAX_PROMPT_CHARS, MIN_PROMPT_CHARS, format_scientist_observation
 from replicalab.agents.lab_manager_policy import grounded_lab_response
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.models import ConversationEntry, ScientistAction, ScientistActionType, ScientistObservation
 from replicalab.moves import SCIENTIST
 from tests.plans import PACK
@@ -90,7 +90,7 @@ def test_a_budget_too_small_or_not_an_int_is_refused(budget: object) -> None:
 
 
 def test_the_text_env_prompt_keeps_the_contract_and_the_latest_reply() -> None:
-    env = replicalab_v2.env(action_mode="text", max_rounds=40)
+    env = replicalab_v3.env(action_mode="text", max_rounds=40)
     env.reset(seed=0, options={"scenario": PACK})
     question = ScientistAction(
         action_type=ScientistActionType.REQUEST_INFO,

@@ -27,7 +27,7 @@ def test_every_log_of_a_run_carries_the_runs_provenance(tmp_path: Path) -> None:
     assert {log.provenance for log in logs} == {result.provenance}
     assert result.provenance == Provenance(
         package_version=importlib.metadata.version("replicalab"),
-        env_id="replicalab_v2",
+        env_id="replicalab_v3",
         policy="random",
         lab_manager="grounded",
         split="validation",

@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.envs.render import render_transcript
 from replicalab.episode import Episode
 from tests.plans import PACK, good_plan, new, propose
@@ -23,7 +23,7 @@ def _episode_saying(text: str) -> Episode:
 
 
 def test_agents_control_characters_are_escaped_in_ansi_and_human_rendering(capsys: Any) -> None:
-    env = replicalab_v2.env(render_mode="ansi")
+    env = replicalab_v3.env(render_mode="ansi")
     env.reset(seed=0, options={"scenario": PACK})
     env.step(propose(good_plan(PACK).model_copy(update={"rationale": "plan " + ESCAPES})))
     text = env.render()
@@ -31,7 +31,7 @@ def test_agents_control_characters_are_escaped_in_ansi_and_human_rendering(capsy
     assert not any(ch in text for ch in "\x1b\x07\x08\r\x7f\x9b\u202e\u200e")
     assert "\\x1b[2J\\x1b[31mred\\x07\\x08\\r\\x7f\\x9b\\u202eevil\\u200e" in text
     assert ESCAPES in env.episode.transcript[-1].message  # the data itself is unchanged
-    human = replicalab_v2.env(render_mode="human")
+    human = replicalab_v3.env(render_mode="human")
     human.reset(seed=0, options={"scenario": PACK})
     human.step(propose(good_plan(PACK).model_copy(update={"rationale": "plan " + ESCAPES})))
     printed = capsys.readouterr().out

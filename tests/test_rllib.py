@@ -24,7 +24,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from replicalab.baselines.training.rllib import MaskedPPOModule, act, make_env, ppo_config
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.moves import AGENTS, LAB_MANAGER, SCIENTIST
 from tests.docs_pages import blocks, page
 
@@ -115,7 +115,7 @@ def test_ppo_trains_both_seats_and_the_trained_modules_respect_the_mask(api: str
 
 
 def _module(agent: str) -> MaskedPPOModule:
-    env = replicalab_v2.env()
+    env = replicalab_v3.env()
     spec = RLModuleSpec(
         module_class=MaskedPPOModule,
         observation_space=env.observation_space(agent),

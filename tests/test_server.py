@@ -28,7 +28,7 @@ from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction, ReplicaLabObservation  # noqa: E402
 from replicalab.baselines.server.sessions import Session  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
-from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
+from replicalab.envs.scientist_v3 import ScientistEnv  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from replicalab.agents import build_baseline_scientist_action
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread
 from replicalab.baselines.server.models import EnvConfig, ReplicaLabAction, ResetOptions
 from replicalab.baselines.server.settings import ServerSettings
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 
 FUZZERS = 3
 

@@ -10,7 +10,7 @@ from replicalab.baselines.server.environment import ScientistServerEnv
 from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError
 from replicalab.baselines.server.settings import Limits
 from replicalab.envs.features import feature_names
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 
 
 def test_a_reset_config_reading_facts_serves_the_facts_view() -> None:

@@ -27,7 +27,7 @@ from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread
 from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError  # noqa: E402
 from replicalab.baselines.server.sessions import SessionTable  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
-from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
+from replicalab.envs.scientist_v3 import ScientistEnv  # noqa: E402
 
 
 def _wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> bool:

@@ -19,7 +19,7 @@ from replicalab.baselines.policies.probes import (
     PublicReaderScientist,
 )
 from replicalab.baselines.policies.seats import BaselineScientist
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.envs.codec import GENERIC_CONTROLS, ScientistCodec
 from replicalab.envs.features import feature_names
 from replicalab.envs.spaces import (
@@ -67,24 +67,24 @@ def test_bad_splits_are_refused_by_name() -> None:
     with pytest.raises(ValueError, match="split: unknown split 'dev'; valid: train, validation, test"):
         generate_scenario(0, "ml_benchmark", "easy", "dev")
     with pytest.raises(ValueError, match="split: unknown split 'dev'"):
-        replicalab_v2.env(split="dev")
+        replicalab_v3.env(split="dev")
     with pytest.raises(ValueError, match="split: unknown split 'dev'"):
         Settings(split="dev")
     with pytest.raises(ValueError, match="num_train_scenarios: caps the train split only"):
-        replicalab_v2.env(split="test", num_train_scenarios=5)
+        replicalab_v3.env(split="test", num_train_scenarios=5)
     with pytest.raises(ValueError, match="num_train_scenarios: must be a positive int"):
-        replicalab_v2.env(num_train_scenarios=0)
+        replicalab_v3.env(num_train_scenarios=0)
 
 
 def test_the_envs_draw_from_their_split_and_cap_the_training_scenarios() -> None:
-    env = replicalab_v2.env(split="test")
+    env = replicalab_v3.env(split="test")
     env.reset(seed=0)
     seen = set()
     for _ in range(60):
         env.reset()
         pack = env.unwrapped.episode.scenario
         assert pack.split == "test" and pack.case_id in _cases(pack.template, "test")
-    capped = replicalab_v2.env(num_train_scenarios=3)
+    capped = replicalab_v3.env(num_train_scenarios=3)
     capped.reset(seed=1)
     for _ in range(60):
         capped.reset()
@@ -180,7 +180,7 @@ def test_swapping_the_hidden_study_changes_nothing_the_scientist_sees_until_the_
     swapped = pack.model_copy(update={"hidden_reference_spec": other.hidden_reference_spec})
     seen = []
     for scenario in (pack, swapped):
-        env = replicalab_v2.env()
+        env = replicalab_v3.env()
         env.reset(seed=0, options={"scenario": scenario})
         for agent in env.possible_agents:
             env.action_space(agent).seed(11)  # the same random moves in both games
@@ -276,7 +276,7 @@ def test_the_lab_charges_its_own_rates_and_says_them_when_asked() -> None:
             original, alternative = sub.original_key, sub.alternative_key
             if original in rates.item_prices and alternative in rates.item_prices:
                 assert rates.item_prices[alternative] <= rates.item_prices[original]
-    env = replicalab_v2.env()
+    env = replicalab_v3.env()
     env.reset(seed=0, options={"template": "finance_trading", "difficulty": "hard", "scenario_seed": 5})
     episode = env.unwrapped.episode
     obs, *_ = env.last()

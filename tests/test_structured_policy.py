@@ -1,6 +1,6 @@
 """Any structured policy of the Gymnasium env's observations, evaluated by the runner: a callable
 (`--scientist MODULE:ATTR`) or a saved MaskablePPO (`--scientist PATH.zip`) plays the same game in
-`replicalab evaluate` as in `gym.make("ReplicaLab/Scientist-v2")`."""
+`replicalab evaluate` as in `gym.make("ReplicaLab/Scientist-v3")`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v2
+import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v3
 from replicalab.baselines.cli import app
 from replicalab.baselines.evaluation.runner import Grid, Settings, play_episode, run_grid
 from replicalab.baselines.policies.seats import GroundedLabManager
@@ -36,7 +36,7 @@ def test_the_runner_plays_what_the_gymnasium_env_plays() -> None:
         (7, "finance_trading", "easy"),
         (1, "math_reasoning", "medium"),
     ]:
-        env = gym.make("ReplicaLab/Scientist-v2", split="test")
+        env = gym.make("ReplicaLab/Scientist-v3", split="test")
         obs, _ = env.reset(seed=0, options={"template": template, "difficulty": level, "scenario_seed": seed})
         done = False
         while not done:
@@ -81,7 +81,7 @@ def test_a_bad_policy_is_refused_before_any_episode(spec: str, message: str) -> 
 
 def test_a_saved_maskable_ppo_is_evaluated_from_the_command_line(tmp_path: Path) -> None:
     sb3_contrib = pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
-    env = gym.make("ReplicaLab/Scientist-v2")
+    env = gym.make("ReplicaLab/Scientist-v3")
     model = sb3_contrib.MaskablePPO("MultiInputPolicy", env, n_steps=32, batch_size=32, seed=0)
     path = tmp_path / "ppo.zip"
     model.learn(total_timesteps=32).save(path)

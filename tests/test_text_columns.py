@@ -9,7 +9,7 @@ import zlib
 
 import numpy as np
 
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.envs.codec import ScientistCodec
 from replicalab.envs.features import feature_names
 from replicalab.envs.text_columns import CUE_FIELDS, HASH_BUCKETS, NAMING_FIELDS, text_columns
@@ -78,7 +78,7 @@ def test_the_columns_are_the_same_under_any_hash_seed() -> None:
 
 
 def test_the_observation_carries_each_slot_s_text_columns() -> None:
-    env = replicalab_v2.env()
+    env = replicalab_v3.env()
     names = feature_names("scientist")
     for template in BUILTIN_TEMPLATES:
         for level in DIFFICULTIES:

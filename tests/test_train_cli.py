@@ -118,7 +118,7 @@ def test_the_config_records_what_the_model_was_trained_on() -> None:
     recorded = recorded_settings(TrainConfig(reward_config=get_preset("potential"), num_train_scenarios=45))
     provenance = Provenance.model_validate(recorded["provenance"])
     assert provenance.package_version == importlib.metadata.version("replicalab")
-    assert (provenance.env_id, provenance.game_version) == ("ReplicaLab/Scientist-v2", 2)
+    assert (provenance.env_id, provenance.game_version) == ("ReplicaLab/Scientist-v3", 2)
     assert (provenance.policy, provenance.split, provenance.reward_preset) == (
         "MaskablePPO",
         "train",

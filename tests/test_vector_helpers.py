@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import replicalab.envs
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.envs.render import FRAME_SHAPE, frame_text
 
 ENV_ID = replicalab.envs.SCIENTIST_ENV_ID
@@ -102,14 +102,14 @@ def test_rgb_array_frames_keep_one_size_and_change_with_the_transcript() -> None
 
 
 def test_the_multi_agent_env_renders_rgb_array_too() -> None:
-    env = replicalab_v2.env(render_mode="rgb_array")
+    env = replicalab_v3.env(render_mode="rgb_array")
     env.reset(seed=0)
     frame = env.render()
     assert isinstance(frame, np.ndarray) and frame.shape == (*FRAME_SHAPE, 3)
 
 
 def test_a_frame_keeps_the_scenario_and_round_once_the_transcript_overflows() -> None:
-    env = replicalab_v2.env(render_mode="ansi", max_rounds=12)
+    env = replicalab_v3.env(render_mode="ansi", max_rounds=12)
     env.reset(seed=0)
     for number, agent in enumerate(env.possible_agents):
         env.action_space(agent).seed(number)

@@ -112,7 +112,7 @@ def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
     from pydantic import ValidationError
 
     from replicalab.baselines.server.models import EnvConfig
-    from replicalab.envs.scientist_v2 import ScientistEnv
+    from replicalab.envs.scientist_v3 import ScientistEnv
 
     served = {"max_rounds": options["max_rounds_limit"], "max_step_cap": options["max_step_cap"]}
     for name in ("splits", "reward_configs"):

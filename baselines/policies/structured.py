@@ -2,7 +2,7 @@
 model plays in `replicalab evaluate --scientist PATH.zip` (an sb3-contrib `MaskablePPO`) or
 `--scientist MODULE:ATTR` (any callable from the env's observation to an action element).
 
-The policy sees exactly what `gym.make("ReplicaLab/Scientist-v2")` would show it at the same
+The policy sees exactly what `gym.make("ReplicaLab/Scientist-v3")` would show it at the same
 point of the same episode (`{"observation", "action_mask"}`, built by the env's own `Observer`
 and codec), and its element is decoded by the env's codec, so a model is evaluated on the game
 it was trained on. An element the codec refuses is returned as the codec's `ActionError`: the

@@ -24,14 +24,14 @@ from replicalab.baselines.server.models import (
     WireError,
 )
 from replicalab.baselines.server.settings import Limits
-from replicalab.envs.scientist_v2 import ScientistEnv
+from replicalab.envs.scientist_v3 import ScientistEnv
 from replicalab.episode import EpisodeOverError
 from replicalab.parsing import describe_validation_error
 
 METADATA = EnvironmentMetadata(
     name="replicalab",
     description="The Scientist's seat of ReplicaLab against the grounded Lab Manager",
-    version="1",  # the env id's version: ReplicaLab/Scientist-v2
+    version="1",  # the env id's version: ReplicaLab/Scientist-v3
     documentation_url="docs/serving.md",
 )
 

@@ -88,7 +88,7 @@ class _Contract(BaseModel):
 
 
 class EnvConfig(_Contract):
-    """The Gymnasium Scientist env's arguments (`ReplicaLab/Scientist-v2`), as a session asks
+    """The Gymnasium Scientist env's arguments (`ReplicaLab/Scientist-v3`), as a session asks
     for them; the server's command line gives the defaults and the limits. Names are checked by
     the env, whose errors name the argument."""
 

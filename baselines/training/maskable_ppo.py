@@ -222,7 +222,7 @@ def new_model(config: TrainConfig) -> Any:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
 
-    import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v2
+    import replicalab.envs  # noqa: F401  # registers ReplicaLab/Scientist-v3
 
     env_kwargs = {
         "reward_config": config.reward_config,
@@ -230,7 +230,7 @@ def new_model(config: TrainConfig) -> Any:
         "render_mode": None,  # make_vec_env asks for rgb_array otherwise
     }
     env = make_vec_env(
-        "ReplicaLab/Scientist-v2", n_envs=config.n_envs, seed=config.seed, env_kwargs=env_kwargs
+        "ReplicaLab/Scientist-v3", n_envs=config.n_envs, seed=config.seed, env_kwargs=env_kwargs
     )
     torch_for_training()
     return MaskablePPO(

@@ -9,11 +9,11 @@ action logits) for our observation's keys, `observation` and `action_mask`, and 
 Scientist's `MultiDiscrete` action, whose logits are the per-component ones concatenated, as the
 flat mask is. Every other rule stays the env's.
 
-- **AEC** (`PettingZooEnv(replicalab_v2.env())`): only the agent to move observes, so each
+- **AEC** (`PettingZooEnv(replicalab_v3.env())`): only the agent to move observes, so each
   policy sees its own turns only; a reward reaches an agent through `last()` when it next moves
   (or at the end, when the wrapper steps both finished agents out), so each agent's rewards sum
   to its return in the `EpisodeLog`.
-- **Parallel** (`ParallelPettingZooEnv(replicalab_v2.parallel_env())`): both agents observe every
+- **Parallel** (`ParallelPettingZooEnv(replicalab_v3.parallel_env())`): both agents observe every
   step, the one not on turn with an all-zero mask, and its action is ignored. The module reads
   an all-zero mask as "the first value of every component": a certain action (log-probability 0)
   whose policy gradient is exactly zero, so the waiting steps train only the value function.
@@ -39,11 +39,11 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
 from ray.tune.registry import register_env
 
-from replicalab.envs import replicalab_v2
+from replicalab.envs import replicalab_v3
 from replicalab.moves import AGENTS
 
 Api = Literal["aec", "parallel"]
-ENV_NAMES: dict[Api, str] = {"aec": "replicalab_v2_aec", "parallel": "replicalab_v2_parallel"}
+ENV_NAMES: dict[Api, str] = {"aec": "replicalab_v3_aec", "parallel": "replicalab_v3_parallel"}
 """The names `register_envs` gives the two wrapped envs in Tune's registry."""
 
 _LOG_ZERO = torch.finfo(torch.float32).min  # log(0) as a finite logit: no inf - inf = nan
@@ -55,7 +55,7 @@ def policy_for(agent_id: str, *args: Any, **kwargs: Any) -> str:
 
 
 def make_env(api: Api, env_config: dict[str, Any] | None = None) -> MultiAgentEnv:
-    """`replicalab_v2.env()` or `parallel_env()` with `env_config` as its arguments, in RLlib's
+    """`replicalab_v3.env()` or `parallel_env()` with `env_config` as its arguments, in RLlib's
     wrapper for that API."""
     kwargs = dict(env_config or {})
     if kwargs.get("action_mode", "structured") != "structured":
@@ -63,8 +63,8 @@ def make_env(api: Api, env_config: dict[str, Any] | None = None) -> MultiAgentEn
             "env_config: RLlib trains the structured action mode only (action_mode='structured')"
         )
     if api == "aec":
-        return PettingZooEnv(replicalab_v2.env(**kwargs))
-    return ParallelPettingZooEnv(replicalab_v2.parallel_env(**kwargs))
+        return PettingZooEnv(replicalab_v3.env(**kwargs))
+    return ParallelPettingZooEnv(replicalab_v3.parallel_env(**kwargs))
 
 
 def register_envs() -> None:

@@ -13,7 +13,7 @@ from pydantic import Field
 from replicalab.models.base import Contract
 from replicalab.version import __version__
 
-GAME_VERSION = 2
+GAME_VERSION = 3
 """The version of the game's rules; it bumps with every change that moves a score."""
 GAME_ID = f"replicalab_v{GAME_VERSION}"
 """The game a run plays, as the PettingZoo env is named: the runner plays the same rules."""
@@ -31,7 +31,7 @@ class Provenance(Contract):
     """Which code, game, seats, scenarios and reward produced a result."""
 
     package_version: str = __version__  # the installed replicalab's version
-    env_id: str = GAME_ID  # the game with its version: replicalab_v2, or ReplicaLab/Scientist-v2
+    env_id: str = GAME_ID  # the game with its version: replicalab_v3, or ReplicaLab/Scientist-v3
     policy: str  # the Scientist's policy name (`evaluate -s`'s, or the learner's)
     model: str | None = None  # the Scientist's model, for a language-model policy
     lab_manager: str = "grounded"
@@ -46,7 +46,7 @@ class Provenance(Contract):
 
     @property
     def game_version(self) -> int | None:
-        """The game version in `env_id` (`replicalab_v2` → 2); None for an id without one."""
+        """The game version in `env_id` (`replicalab_v3` → 2); None for an id without one."""
         found = _VERSION_SUFFIX.search(self.env_id)
         return int(found.group(1)) if found else None
 

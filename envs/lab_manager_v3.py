@@ -1,8 +1,8 @@
-"""# ReplicaLab Lab Manager v2 (Gymnasium)
+"""# ReplicaLab Lab Manager v3 (Gymnasium)
 
 | | |
 |---|---|
-| Id | `gymnasium.make("ReplicaLab/LabManager-v2")` after `import replicalab.envs` (or `gymnasium.make("replicalab.envs:ReplicaLab/LabManager-v2")`) |
+| Id | `gymnasium.make("ReplicaLab/LabManager-v3")` after `import replicalab.envs` (or `gymnasium.make("replicalab.envs:ReplicaLab/LabManager-v3")`) |
 | Action space | `Discrete(4)` (structured, default) or `Text` (`action_mode="text"`) |
 | Observation space | `Dict(observation=Box(0, 1, (F,)), action_mask=Box(0, 1, (4,), int8))`, plus `prompt=Text` in text mode |
 
@@ -43,7 +43,7 @@ called with a seed drawn from the env's generator at each reset) or a function o
 or a `"module:attr"` string naming a class or function of no arguments that builds one
 (picklable, for `AsyncVectorEnv`); default `DEFAULT_SCIENTIST`, the reader, built on first use so
 that this module imports no policy. Its move may not need awaiting. The rest are the AEC env's
-(`replicalab.envs.replicalab_v2`): `templates`, `difficulties`, `reward_config`, `max_rounds`,
+(`replicalab.envs.replicalab_v3`): `templates`, `difficulties`, `reward_config`, `max_rounds`,
 `step_cap` (at least 2: the Scientist's opening is a step), `action_mode`, `render_mode`, `split`,
 `num_train_scenarios`.
 
@@ -60,7 +60,7 @@ Works in `SyncVectorEnv`, `AsyncVectorEnv` and Stable-Baselines3's `DummyVecEnv`
 given by name is built in each worker.
 
 ## Version History
-* v2: initial release, with the game of `ReplicaLab/Scientist-v2`.
+* v3: initial release, with the game of `ReplicaLab/Scientist-v3`.
 """
 
 from __future__ import annotations

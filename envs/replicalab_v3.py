@@ -1,10 +1,10 @@
-"""# ReplicaLab v2 (PettingZoo AEC)
+"""# ReplicaLab v3 (PettingZoo AEC)
 
 | | |
 |---|---|
-| Import | `from replicalab.envs import replicalab_v2` |
+| Import | `from replicalab.envs import replicalab_v3` |
 | Actions | structured (default) or text |
-| Parallel API | yes (`replicalab_v2.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
+| Parallel API | yes (`replicalab_v3.parallel_env()`): one step is one agent's turn; the other agent's mask is all zero and its action is ignored |
 | Agents | `agents = ['scientist', 'lab_manager']` |
 | Action shape | scientist: `MultiDiscrete` of 41 components (flat mask of 218), or text (JSON); lab_manager: `Discrete(4)` |
 | Observation shape | `{"observation": Box(0, 1, (F,), float32), "action_mask": Box(0, 1, (M,), int8)}`, plus `"prompt": Text` in text mode |
@@ -87,6 +87,14 @@ wrappers) is the episode's `EpisodeLog`, on this env, the parallel env and the G
   pays for; the bonuses scale with the plan's score and the efficiency bonus no longer grows
   with the round limit; the `potential` preset reads no study. Scores and observations are not
   comparable with v1's (CHANGELOG.md says why).
+* v3: every point earnable from what the seat is told. A plan states its claims in fields (an
+  `elements` list beside `technique` and `controls`); the judge and the lab's checks read claims
+  by name, never the rationale (free text, at most 150 words); `duration_days` >= 1 is a rule of
+  a proposal; the Scientist's prompt states every scoring rule; a counter-proposal shows as the
+  plan `accept` adopts, at its own cost; a sample is named per family; papers' element counts
+  vary and hard papers may leave the technique or a kept control unsaid; `reading="facts"` puts
+  the paper's public facts in place of its hashed text. Scores are not comparable with v2's
+  (CHANGELOG.md says why).
 """
 
 from __future__ import annotations
@@ -141,7 +149,7 @@ class _Front:
 
 class raw_env(_Front, AECEnv[str, dict[str, Any], Any]):
     metadata: ClassVar[dict[str, Any]] = {
-        "name": "replicalab_v2",
+        "name": "replicalab_v3",
         "render_modes": list(RENDER_MODES),
         "is_parallelizable": True,
     }

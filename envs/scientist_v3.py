@@ -1,8 +1,8 @@
-"""# ReplicaLab Scientist v2 (Gymnasium)
+"""# ReplicaLab Scientist v3 (Gymnasium)
 
 | | |
 |---|---|
-| Id | `gymnasium.make("ReplicaLab/Scientist-v2")` after `import replicalab.envs` (or `gymnasium.make("replicalab.envs:ReplicaLab/Scientist-v2")`) |
+| Id | `gymnasium.make("ReplicaLab/Scientist-v3")` after `import replicalab.envs` (or `gymnasium.make("replicalab.envs:ReplicaLab/Scientist-v3")`) |
 | Action space | `FlatMaskMultiDiscrete` (structured, default) or `Text` (`action_mode="text"`) |
 | Observation space | `Dict(observation=Box(0, 1, (F,)), action_mask=Box(0, 1, (M,), int8))`, plus `prompt=Text` in text mode |
 
@@ -28,7 +28,7 @@ Terminates on the Scientist's `accept` or at the round limit; truncates at `step
 steps when given. `info["verdict"]` and `info["judge"]` arrive with the last step.
 
 ## Arguments
-The AEC env's (`replicalab.envs.replicalab_v2`): `templates`, `difficulties` (one name or a list of them),
+The AEC env's (`replicalab.envs.replicalab_v3`): `templates`, `difficulties` (one name or a list of them),
 `reward_config`, `max_rounds`, `step_cap`, `action_mode`, `render_mode`, `split`,
 `num_train_scenarios` (where it caps the seeds, each scenario is generated once per process),
 `reading` ("text" or "facts": the observation's candidate slots carry the method's hashed text
@@ -61,6 +61,14 @@ Works in `SyncVectorEnv`, `AsyncVectorEnv` and `gymnasium.make_vec`, and in Stab
   pays for; the bonuses scale with the plan's score and the efficiency bonus no longer grows
   with the round limit; the `potential` preset reads no study. Scores and observations are not
   comparable with v1's (CHANGELOG.md says why).
+* v3: every point earnable from what the seat is told. A plan states its claims in fields (an
+  `elements` list beside `technique` and `controls`); the judge and the lab's checks read claims
+  by name, never the rationale (free text, at most 150 words); `duration_days` >= 1 is a rule of
+  a proposal; the Scientist's prompt states every scoring rule; a counter-proposal shows as the
+  plan `accept` adopts, at its own cost; a sample is named per family; papers' element counts
+  vary and hard papers may leave the technique or a kept control unsaid; `reading="facts"` puts
+  the paper's public facts in place of its hashed text. Scores are not comparable with v2's
+  (CHANGELOG.md says why).
 """
 
 from __future__ import annotations
