@@ -40,6 +40,13 @@ def train_command(
         str,
         typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
     ] = "default",
+    reading: Annotated[
+        str,
+        typer.Option(
+            help="The env's view of the paper: text (the benchmark's observation) or facts (the "
+            "paper's public facts per candidate: a training aid, never the reading benchmark)."
+        ),
+    ] = "text",
     tensorboard: Annotated[
         Path | None,
         typer.Option(help="A folder for a TensorBoard log (Stable-Baselines3's logger, the curve included)."),
@@ -57,6 +64,7 @@ def train_command(
             eval_seeds=eval_seeds,
             num_train_scenarios=num_train_scenarios,
             reward_config=reward_config_of(reward_config),
+            reading=reading,
         )
     with user_errors():
         writable_dir(out, "--out")

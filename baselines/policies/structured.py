@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from replicalab.envs.codec import ScientistCodec
-from replicalab.envs.features import Layouts, Observer
+from replicalab.envs.features import READINGS, Layouts, Observer
 from replicalab.episode import Episode
 from replicalab.install import install_hint
 from replicalab.models import ScientistAction
@@ -122,8 +123,22 @@ def load_act(spec: str) -> tuple[ActFn, str]:
     return import_callable(spec, "scientist"), spec.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
 
 
+def trained_reading(spec: str) -> str:
+    """The `reading` a model of `replicalab train` observed: its `config.json`'s, beside a
+    `PATH.zip`; "text" for anything else (and for a model trained before the option existed)."""
+    config = Path(spec).with_name("config.json")
+    if not spec.endswith(".zip") or not config.is_file():
+        return "text"
+    try:
+        reading = json.loads(config.read_text(encoding="utf-8")).get("reading", "text")
+    except (OSError, ValueError, AttributeError):
+        return "text"
+    return reading if reading in READINGS else "text"
+
+
 def structured_factory(spec: str) -> Callable[[], StructuredScientist]:
-    """A factory of `StructuredScientist`s playing the policy `spec` names (see `load_act`),
-    found now, so a bad spec fails before any episode; it pickles for `--jobs` workers."""
+    """A factory of `StructuredScientist`s playing the policy `spec` names (see `load_act`), on
+    the observation it was trained on (`trained_reading`), found now, so a bad spec fails before
+    any episode; it pickles for `--jobs` workers."""
     act, name = load_act(spec)
-    return functools.partial(StructuredScientist, act, name)
+    return functools.partial(StructuredScientist, act, name, trained_reading(spec))

@@ -38,6 +38,7 @@ from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.structured import ActFn, StructuredScientist, predict_masked
 from replicalab.baselines.training.figures import plot_training_curve
 from replicalab.checks import check_positive_int
+from replicalab.envs.features import READINGS
 from replicalab.install import install_hint
 from replicalab.models import Provenance, seed_ranges
 from replicalab.models.provenance import ANY_SEED
@@ -79,10 +80,13 @@ class TrainConfig:
     num_train_scenarios: int | None = None
     reward_config: RewardConfig = field(default_factory=lambda: get_preset("default"))
     n_steps: int = N_STEPS  # the learner's rollout per env; the command line keeps N_STEPS
+    reading: str = "text"  # the env's view of the paper: "text", or "facts" (a training aid)
 
     def __post_init__(self) -> None:
         for name in ("steps", "n_envs", "eval_every", "eval_seeds", "n_steps"):
             check_positive_int(name, getattr(self, name))
+        if self.reading not in READINGS:
+            raise ValueError(f"reading: expected one of {', '.join(READINGS)}, got {self.reading!r}")
         if self.rollout() < 2:
             raise ValueError("n_steps: n_steps × n_envs must be at least 2, PPO's smallest minibatch")
 
@@ -125,7 +129,9 @@ def evaluate_policy(act: ActFn, config: TrainConfig, split: str) -> tuple[float,
     per template and difficulty, against the grounded Lab Manager, as `evaluate` plays it."""
     settings = Settings(reward_config=config.reward_config, split=split)
     grid = Grid.of(seeds=config.eval_seeds)
-    digests = run_grid(grid, lambda: StructuredScientist(act), settings=settings).digests
+    digests = run_grid(
+        grid, lambda: StructuredScientist(act, reading=config.reading), settings=settings
+    ).digests
     return statistics.fmean(d.score for d in digests), statistics.fmean(d.scientist_return for d in digests)
 
 
@@ -227,6 +233,7 @@ def new_model(config: TrainConfig) -> Any:
     env_kwargs = {
         "reward_config": config.reward_config,
         "num_train_scenarios": config.num_train_scenarios,
+        "reading": config.reading,
         "render_mode": None,  # make_vec_env asks for rgb_array otherwise
     }
     env = make_vec_env(
@@ -277,6 +284,7 @@ def trained_provenance(config: TrainConfig) -> Provenance:
         templates=tuple(template_names()),
         difficulties=DIFFICULTIES,
         reward_preset=config.reward_config.name,
+        reading=config.reading,
         seeds=ANY_SEED if capped is None else seed_ranges(range(capped)),
     )
 
