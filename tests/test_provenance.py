@@ -92,4 +92,4 @@ def test_the_game_id_is_the_envs_version() -> None:
     from replicalab.models.provenance import GAME_ID, GAME_VERSION
 
     assert replicalab_v2.raw_env.metadata["name"] == GAME_ID
-    assert SCIENTIST_ENV_ID == f"ReplicaLab/Scientist-v{GAME_VERSION}"
+    assert f"ReplicaLab/Scientist-v{GAME_VERSION}" == SCIENTIST_ENV_ID
