@@ -236,7 +236,7 @@ def test_the_generate_fn_route_seats_a_lab_manager_too() -> None:
     ]
     result = CliRunner(env={"COLUMNS": "200"}).invoke(app, command)
     assert result.exit_code == 0, result.output
-    assert "baseline vs llm" in result.stdout
+    assert "reader vs llm" in result.stdout
 
 
 @pytest.mark.parametrize(

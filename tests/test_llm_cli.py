@@ -129,7 +129,8 @@ def test_a_server_outage_is_left_out_of_the_table_and_resume_plays_it_again(
     stub.script = down_after(3)
     allowed = evaluate(stub, *args, "--out", str(out), "--force", "--allow-partial")
     assert allowed.exit_code == 0, allowed.output
-    assert allowed.stdout.startswith("PARTIAL: 1 of 2 episodes") and allowed.stdout == result.stdout
+    table = result.stdout[: result.stdout.index("policy counters")]  # then timings, which vary
+    assert allowed.stdout.startswith(table)
     stub.script = scripted_scientist  # the server is back
     resumed = evaluate(stub, *args, "--out", str(out), "--resume")
     assert resumed.exit_code == 0, resumed.output

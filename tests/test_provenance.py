@@ -85,3 +85,11 @@ def test_seeds_are_written_as_ascending_ranges(seeds: list[int], written: str) -
 def test_a_seed_record_that_is_not_ranges_is_refused_by_name(seeds: str) -> None:
     with pytest.raises(ValidationError, match="seeds"):
         Provenance(policy="p", split="test", templates=(), difficulties=(), reward_preset="r", seeds=seeds)
+
+
+def test_the_game_id_is_the_envs_version() -> None:
+    from replicalab.envs import SCIENTIST_ENV_ID, replicalab_v2
+    from replicalab.models.provenance import GAME_ID, GAME_VERSION
+
+    assert replicalab_v2.raw_env.metadata["name"] == GAME_ID
+    assert f"ReplicaLab/Scientist-v{GAME_VERSION}" == SCIENTIST_ENV_ID
