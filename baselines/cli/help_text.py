@@ -22,10 +22,10 @@ def _plain(param: Any, ctx: Any) -> None:
     elif isinstance(param, TyperArgument):
         param.metavar = str(param.name).upper()
     else:
-        # `<list[str]>` for a repeatable option, `<int range>` for a bounded one (the bounds
-        # follow the metavar): the word of the one value each occurrence takes.
-        label = str(param.display_type(ctx)).strip("<>").removeprefix("list[").removesuffix("]")
-        label = label.removesuffix(" range")
+        # The kind of the one value each occurrence takes: Typer's label where its own click
+        # names one (`<list[str]>`, `<int range>`), else click's type name ("integer range").
+        kind = param.display_type(ctx) if hasattr(param, "display_type") else param.type.name
+        label = str(kind).strip("<>").removeprefix("list[").removesuffix("]").removesuffix(" range")
         param.metavar = _WORDS.get(label, label.upper())
 
 
