@@ -41,7 +41,7 @@ from typing import Any
 
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import WebSocketException
 
 from replicalab.agents import build_baseline_scientist_action
 from replicalab.baselines.server.loopback import ServerProcess, start_process
@@ -174,7 +174,7 @@ async def persistently(until: float, play: Callable[[ClientConnection], Awaitabl
         try:
             async with attacker_ws(ws_url(base)) as own:
                 sent += await play(own)
-        except (OSError, InvalidStatus, ConnectionClosed, KeyError, asyncio.TimeoutError, TimeoutError):
+        except (OSError, WebSocketException, KeyError, asyncio.TimeoutError, TimeoutError):
             await asyncio.sleep(0.01)
     return sent
 
@@ -397,11 +397,17 @@ async def fuzz(server: ServerProcess, messages: int) -> str:
 
 
 def half_open(server: ServerProcess, count: int) -> str:
+    """`count` half-open connections from 25 other addresses (one address keeps only the
+    connections its sessions and queue could use), then a new client plays an episode."""
     port = int(server.url.rsplit(":", 1)[1])
     stalled = []
-    for _ in range(count):
-        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        sock.sendall(b"GET /hea")
+    for n in range(count):
+        sock = socket.socket()
+        sock.settimeout(10)
+        sock.bind((f"127.0.1.{1 + n % 25}", 0))
+        sock.connect(("127.0.0.1", port))
+        with contextlib.suppress(OSError):  # dropped already, as one beyond the cap may be
+            sock.sendall(b"GET /hea")
         stalled.append(sock)
     start = time.perf_counter()
 
@@ -417,7 +423,10 @@ def half_open(server: ServerProcess, count: int) -> str:
     took = time.perf_counter() - start
     for sock in stalled:
         sock.close()
-    return f"{count:,} half-open connections: a new client played a whole episode: {played}, in {took:.2f} s"
+    return (
+        f"{count:,} half-open connections from 25 addresses: a new client played a whole episode: "
+        f"{played}, in {took:.2f} s"
+    )
 
 
 def _handshake_from(address: str, port: int) -> socket.socket:
@@ -428,9 +437,13 @@ def _handshake_from(address: str, port: int) -> socket.socket:
     return sock
 
 
+RESET_FRAME = bytes([0x81, 0x80 | 29]) + b"\0\0\0\0" + b'{"type": "reset", "data": {}}'
+
+
 def sigterm(log: Path) -> str:
     """SIGTERM with 64 live sessions and 1,024 handshakes queued for theirs: 64 addresses, each
-    with a budget its first session overdraws, and 16 more handshakes waiting behind it."""
+    with one session that sends resets until its address's budget (a tiny one) is overdrawn and
+    the next waits its turn, and 16 more handshakes waiting behind that turn."""
     tiny = ["--client-ms-per-second", "0.01", "--max-queued-per-client", "16", "--max-sessions", "64"]
     tiny += ["--max-overdraft", "1000000000"]  # so every handshake is answered and queued
     server = start_process([*LIMITS, *tiny], stderr=log.open("a"))
@@ -441,6 +454,9 @@ def sigterm(log: Path) -> str:
     while httpx.get(f"{server.url}/capacity").json()["active_sessions"] < 64 and time.monotonic() < deadline:
         time.sleep(0.05)
     live = httpx.get(f"{server.url}/capacity").json()["active_sessions"]
+    for sock in held:
+        sock.sendall(RESET_FRAME * 40)  # never read: they overdraw the budget, the last ones wait
+    time.sleep(2.0)
     held += [_handshake_from(address, port) for address in addresses for _ in range(16)]
     time.sleep(2.0)  # the handshakes are answered and wait for their sessions
     start = time.perf_counter()

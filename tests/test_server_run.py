@@ -213,20 +213,24 @@ def _handshake_from(address: str, port: int) -> socket.socket:
     return sock
 
 
+RESET_FRAME = bytes([0x81, 0x80 | 29]) + b"\0\0\0\0" + b'{"type": "reset", "data": {}}'
+
+
 def test_sigterm_with_handshakes_queued_for_their_sessions_exits_without_a_traceback() -> None:
-    # a budget so small that each address opens one session and its next handshakes wait
-    options = ["--log-json", "--client-ms-per-second", "0.001", "--max-queued-per-client", "40"]
+    # a budget so small that a few resets overdraw it, and one queue deep enough for forty
+    options = ["--log-json", "--client-ms-per-second", "0.001", "--max-queued-per-client", "50"]
     options += ["--max-overdraft", "1000000000"]  # so the queued handshakes are answered, not dropped
     server = start_process(options, stderr=subprocess.PIPE)
     port = int(server.url.rsplit(":", 1)[1])
     held: list[socket.socket] = []
     try:
-        held = [_handshake_from(f"127.0.0.{n}", port) for n in range(2, 6)]  # four live sessions
-        held += [_handshake_from("127.0.0.1", port) for _ in range(41)]  # one live, forty queued
+        held = [_handshake_from(f"127.0.0.{n}", port) for n in range(1, 6)]  # five live sessions
         deadline = time.monotonic() + 60
         while httpx.get(f"{server.url}/capacity").json()["active_sessions"] < 5:
             assert time.monotonic() < deadline
             time.sleep(0.05)
+        held[0].sendall(RESET_FRAME * 40)  # never read: they overdraw the budget, then one waits
+        held += [_handshake_from("127.0.0.1", port) for _ in range(40)]  # forty wait behind it
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=60) == -signal.SIGTERM
     finally:

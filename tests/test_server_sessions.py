@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -17,17 +18,18 @@ import pytest
 pytest.importorskip("openenv", reason="the server tests need the [server] extra (openenv-core)")
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
+from websockets.asyncio.client import connect as connect_async  # noqa: E402
 from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
 from replicalab.agents import build_baseline_scientist_action  # noqa: E402
-from replicalab.baselines.server.budget import MIN_BURST_S, ClientBudget  # noqa: E402
-from replicalab.baselines.server.http_routes import SESSION_HEADER  # noqa: E402
+from replicalab.baselines.server.budget import BURST_S, ClientBudget  # noqa: E402
+from replicalab.baselines.server.http_routes import NEW_SESSION, SESSION_HEADER  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError  # noqa: E402
 from replicalab.baselines.server.sessions import SessionTable  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
-from replicalab.envs.scientist_v3 import ScientistEnv  # noqa: E402
+from replicalab.envs.scientist_v2 import ScientistEnv  # noqa: E402
 
 
 def _wait_until(condition: Callable[[], bool], seconds: float = 30.0) -> bool:
@@ -131,19 +133,18 @@ class _Clock:
 
 def test_the_budget_charges_what_a_turn_took_and_paces_the_next() -> None:
     clock = _Clock()
-    budget = ClientBudget(1.0, clock)  # the whole loop a second, a burst of 100 ms
+    budget = ClientBudget(0.1, clock)  # 100 ms of the loop a second
 
     async def one_turn(took: float) -> None:
         async with budget.turn():
             clock.now += took
 
-    asyncio.run(one_turn(0.5))  # began within the burst, then overdrew it by 400 ms
+    asyncio.run(one_turn(BURST_S + 0.04))  # began within the burst, then overdrew it by 40 ms
     assert budget.delay() == pytest.approx(0.4) and not budget.idle
     clock.now += 0.4
     assert budget.delay() == 0.0 and not budget.idle  # no longer overdrawn, not yet whole
-    clock.now += 0.2  # refilled past whole: capped at one burst
-    assert budget.idle and budget.balance == budget.burst
-    assert ClientBudget(1e-6, clock).burst == MIN_BURST_S  # room for a session, whatever the rate
+    clock.now += 1.0  # refilled past whole: capped at one burst, whatever the rate
+    assert budget.idle and budget.balance == budget.burst == BURST_S
 
 
 def test_work_that_holds_no_session_queues_only_so_deep_and_a_stop_releases_it() -> None:

@@ -4,12 +4,13 @@ charged with what each of its messages cost.
 Every session shares one event loop, and whatever a message makes the server do (draw a
 scenario, build an env for a new config or session, parse a text move, step) holds the loop for
 that long: a neighbour's message that arrives meanwhile waits. So each client address has one
-budget, `rate` seconds of loop time a second (a burst of a tenth of a second's worth, and at
-least `MIN_BURST_S`: an address always has room to open a session and play a move), and every
+budget, `rate` seconds of loop time a second, and every
 piece of work done for it is timed as it runs and charged after it. While an address is over
 its budget its next piece of work waits its turn (`asyncio.sleep`, which holds nothing of the
-loop); its turns are taken one at a time, first come first served. Holding more sessions, or
-sending heavier messages, buys an address no more of the loop than one client gets.
+loop); its turns are taken one at a time, first come first served, and it may run ahead of
+its budget by `BURST_S` only, so however many turns it has queued, they never run back to back
+for longer than that: a neighbour's message waits behind one of them at most. Holding more
+sessions, or sending heavier messages, buys an address no more of the loop than one client gets.
 
 Each session has one message in hand at a time, so what waits is bounded by the sessions an
 address holds; work that holds no session yet (a WebSocket handshake waiting for its session,
@@ -28,10 +29,9 @@ from collections.abc import AsyncIterator, Callable
 
 from replicalab.baselines.server.models import ErrorCode, WireError
 
-BURST_S = 0.1
-"""The budget a fresh or idle address starts with, in seconds of its rate: a tenth of a second."""
-MIN_BURST_S = 0.05
-"""... and at least this much loop time, whatever its rate."""
+BURST_S = 0.005
+"""The loop time a fresh or idle address may use at once: room for a handshake, a session's
+opening and a reset, whatever its rate; beyond it the address's turns are spaced by its rate."""
 
 
 class ClientBudget:
@@ -39,7 +39,7 @@ class ClientBudget:
 
     def __init__(self, rate: float, clock: Callable[[], float] = time.perf_counter) -> None:
         self.rate = rate
-        self.burst = max(rate * BURST_S, MIN_BURST_S)
+        self.burst = BURST_S
         self.clock = clock
         self.balance = self.burst  # seconds of loop time the address may still use now
         self._stamp = clock()

@@ -51,6 +51,7 @@ left unread past the same size close the connection."""
 
 
 PING_BURST = 16
+READ_SLICE = 8 * 1024  # bytes of WebSocket frames parsed before the next check
 
 
 class ConnectionMark:
@@ -210,7 +211,12 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
         return self.mark.live
 
     def data_received(self, data: bytes) -> None:
-        self.receive_charged(data, super().data_received)
+        """Parse what arrived a slice at a time: a flood of small frames (pings) is caught, and
+        the connection dropped, after one slice, not after all of a large read."""
+        for start in range(0, len(data), READ_SLICE):
+            if self.transport.is_closing():
+                return
+            self.receive_charged(data[start : start + READ_SLICE], super().data_received)
 
     def is_open(self) -> bool:
         return not self.transport.is_closing()

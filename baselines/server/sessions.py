@@ -116,14 +116,12 @@ class SessionTable:
 
     def connection_opened(self, client: str) -> bool:
         """Count a new connection of `client`'s; False (counting nothing) if it is flooding: it
-        overdrew its budget by more than `settings.max_overdraft_s` of waiting, or its queue is full and it
-        holds more connections than its sessions and its queue could use; the connection is
-        then dropped unread rather than answered."""
+        overdrew its budget by more than `settings.max_overdraft_s` of waiting, or it holds as
+        many connections as its sessions and its queue could use; the connection is then
+        dropped unread rather than answered."""
         settings = self.settings
         useful = settings.max_sessions_per_client + settings.max_queued_per_client
-        if self.overdrawn(client):
-            return False
-        if self._connections[client] > useful and self.turned_away(client):
+        if self.overdrawn(client) or self._connections[client] >= useful:
             return False
         self._connections[client] += 1
         return True
