@@ -28,8 +28,9 @@ def _stated(pack: NormalizedScenarioPack) -> tuple[Choices, set[str]]:
     facts = paper_facts(pack)
     used = {f.candidate for f in facts if f.meaning == "used"}
     told = {f.candidate for f in facts if f.meaning != "mentioned"}
+    denied = told - used
     c = pack.candidates
-    technique = next(t for t in c.techniques if t in used)
+    technique = next((t for t in c.techniques if t in used), next(t for t in c.techniques if t not in denied))
     return (
         Choices(
             technique,

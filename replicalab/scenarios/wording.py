@@ -169,9 +169,13 @@ def _surface(voice: Voice, said: Said, by_name: bool) -> str:
 
 def the_name(name: str) -> str:
     """`name` as a noun phrase of a sentence: after "the", which fits a singular, a plural and a
-    mass noun alike, unless it opens with its own determiner or a possessive ("Booker's")."""
+    mass noun alike, unless it opens with its own determiner, a quantifier ("at least fifteen
+    ...") or a possessive ("Booker's")."""
     first = name.split(maxsplit=1)[0].lower()
-    return name if first in ("a", "an", "the") or first.endswith("'s") else f"the {name}"
+    return name if first in _DETERMINERS or first.endswith("'s") else f"the {name}"
+
+
+_DETERMINERS = frozenset(["a", "an", "the", "at", "each", "every", "both", "no", "some"])
 
 
 def _capital(text: str) -> str:
