@@ -286,6 +286,34 @@ def prompt_sizes(seeds: int = 20, max_rounds: int = 6) -> dict[str, list[int]]:
     )
 
 
+def print_throughput(base_url: str, concurrency: Sequence[int], latency: float, seconds: float) -> None:
+    """The throughput table: the bare client and the project's, frozen heap or not, at each
+    number of calls in flight."""
+    print(
+        "| in flight | client | calls | calls/s | ideal | share of ideal | CPU per call | of bare "
+        "| in GC | longest GC |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for in_flight in concurrency:
+        ideal = in_flight / latency
+        grid = _grid(max(2 * in_flight, int(ideal * seconds / 2)))
+        bare = bare_rate(base_url, episode_calls(grid), in_flight)
+        project = project_rate(base_url, grid, in_flight)
+        unfrozen = project_rate(base_url, grid, in_flight, freeze_heap=False)
+        for name, rate in (
+            ("bare aiohttp", bare),
+            ("project", project),
+            ("project, heap not frozen", unfrozen),
+        ):
+            print(
+                f"| {in_flight} | {name} | {rate.calls:,} | {rate.calls_per_s:,.0f} | {ideal:,.0f} | "
+                f"{rate.calls_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e6:,.0f} µs | "
+                f"{rate.calls_per_s / bare.calls_per_s:.0%} | {rate.gc_share:.1%} | "
+                f"{rate.longest_gc_s * 1000:.0f} ms |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.1, help="seconds the server takes per call")
@@ -303,29 +331,7 @@ def main() -> None:
         print(
             f"server: {len((cores - mine) or cores)} core(s); client: 1 core; {args.latency * 1000:g} ms a call"
         )
-        print(
-            "| in flight | client | calls | calls/s | ideal | share of ideal | CPU per call | of bare "
-            "| in GC | longest GC |"
-        )
-        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for concurrency in args.concurrency:
-            ideal = concurrency / args.latency
-            grid = _grid(max(2 * concurrency, int(ideal * args.seconds / 2)))
-            bare = bare_rate(base_url, episode_calls(grid), concurrency)
-            project = project_rate(base_url, grid, concurrency)
-            unfrozen = project_rate(base_url, grid, concurrency, freeze_heap=False)
-            for name, rate in (
-                ("bare aiohttp", bare),
-                ("project", project),
-                ("project, heap not frozen", unfrozen),
-            ):
-                print(
-                    f"| {concurrency} | {name} | {rate.calls:,} | {rate.calls_per_s:,.0f} | {ideal:,.0f} | "
-                    f"{rate.calls_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e6:,.0f} µs | "
-                    f"{rate.calls_per_s / bare.calls_per_s:.0%} | {rate.gc_share:.1%} | "
-                    f"{rate.longest_gc_s * 1000:.0f} ms |",
-                    flush=True,
-                )
+        print_throughput(base_url, args.concurrency, args.latency, args.seconds)
     finally:
         server.terminate()
         server.wait()
