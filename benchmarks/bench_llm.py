@@ -11,8 +11,8 @@ model turn; and the size of both agents' prompts round by round.
   in flight all the time, at no cost of its own. CPU per call is the client process's CPU time
   over its calls; the garbage collector's share of the wall time and its longest pause are
   timed too (`gc.callbacks`). The project's client plays twice: as `run_rollouts` does by
-  default, on a frozen heap (`replicalab.baselines.evaluation.heap`), and with
-  `freeze_heap=False`, the collector as the process has it.
+  default, the collector tuned for episodes in flight (`replicalab.baselines.evaluation.heap`),
+  and with `tune_collector=False`, the collector as the process has it.
 - **Worker processes.** `--jobs N` with the client free on all cores, against `_Delayed`: a
   model that answers after `--latency` and costs the client nothing but the wait, as a server
   on machines of its own would (no HTTP: the stub would take cores from the workers). Each
@@ -165,9 +165,9 @@ def _rate(calls: int, measured: _Measured) -> Rate:
     return Rate(calls, calls / wall, measured.cpu_s / calls, measured.gc_s / wall, measured.longest_gc_s)
 
 
-def project_rate(base_url: str, grid: Grid, concurrency: int, freeze_heap: bool = True) -> Rate:
+def project_rate(base_url: str, grid: Grid, concurrency: int, tune_collector: bool = True) -> Rate:
     """`run_rollouts` with a `ChatPolicy` Scientist on the served stub, `concurrency` in flight,
-    writing its log as a training or evaluation run does (`freeze_heap` as `run_rollouts`)."""
+    writing its log as a training or evaluation run does (`tune_collector` as `run_rollouts`)."""
     backend = ChatBackend(BackendConfig(base_url=base_url, model=MODEL, max_retries=0, timeout_s=60))
     scientist = functools.partial(ChatPolicy, ScientistRole(), backend)
     calls = 0
@@ -176,7 +176,9 @@ def project_rate(base_url: str, grid: Grid, concurrency: int, freeze_heap: bool 
         nonlocal calls
         with tempfile.TemporaryDirectory() as folder:
             out = Path(folder) / "run.jsonl"
-            result = run_rollouts(grid, scientist, concurrency=concurrency, out=out, freeze_heap=freeze_heap)
+            result = run_rollouts(
+                grid, scientist, concurrency=concurrency, out=out, tune_collector=tune_collector
+            )
         calls = int(result.stats["llm_calls"])
 
     measured = _measured(run)
@@ -286,6 +288,34 @@ def prompt_sizes(seeds: int = 20, max_rounds: int = 6) -> dict[str, list[int]]:
     )
 
 
+def print_throughput(base_url: str, concurrency: Sequence[int], latency: float, seconds: float) -> None:
+    """The throughput table: the bare client and the project's, its collector tuned or not, at
+    each number of calls in flight."""
+    print(
+        "| in flight | client | calls | calls/s | ideal | share of ideal | CPU per call | of bare "
+        "| in GC | longest GC |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for in_flight in concurrency:
+        ideal = in_flight / latency
+        grid = _grid(max(2 * in_flight, int(ideal * seconds / 2)))
+        bare = bare_rate(base_url, episode_calls(grid), in_flight)
+        project = project_rate(base_url, grid, in_flight)
+        untouched = project_rate(base_url, grid, in_flight, tune_collector=False)
+        for name, rate in (
+            ("bare aiohttp", bare),
+            ("project", project),
+            ("project, collector untouched", untouched),
+        ):
+            print(
+                f"| {in_flight} | {name} | {rate.calls:,} | {rate.calls_per_s:,.0f} | {ideal:,.0f} | "
+                f"{rate.calls_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e6:,.0f} µs | "
+                f"{rate.calls_per_s / bare.calls_per_s:.0%} | {rate.gc_share:.1%} | "
+                f"{rate.longest_gc_s * 1000:.0f} ms |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.1, help="seconds the server takes per call")
@@ -303,29 +333,7 @@ def main() -> None:
         print(
             f"server: {len((cores - mine) or cores)} core(s); client: 1 core; {args.latency * 1000:g} ms a call"
         )
-        print(
-            "| in flight | client | calls | calls/s | ideal | share of ideal | CPU per call | of bare "
-            "| in GC | longest GC |"
-        )
-        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for concurrency in args.concurrency:
-            ideal = concurrency / args.latency
-            grid = _grid(max(2 * concurrency, int(ideal * args.seconds / 2)))
-            bare = bare_rate(base_url, episode_calls(grid), concurrency)
-            project = project_rate(base_url, grid, concurrency)
-            unfrozen = project_rate(base_url, grid, concurrency, freeze_heap=False)
-            for name, rate in (
-                ("bare aiohttp", bare),
-                ("project", project),
-                ("project, heap not frozen", unfrozen),
-            ):
-                print(
-                    f"| {concurrency} | {name} | {rate.calls:,} | {rate.calls_per_s:,.0f} | {ideal:,.0f} | "
-                    f"{rate.calls_per_s / ideal:.0%} | {rate.cpu_per_call_s * 1e6:,.0f} µs | "
-                    f"{rate.calls_per_s / bare.calls_per_s:.0%} | {rate.gc_share:.1%} | "
-                    f"{rate.longest_gc_s * 1000:.0f} ms |",
-                    flush=True,
-                )
+        print_throughput(base_url, args.concurrency, args.latency, args.seconds)
     finally:
         server.terminate()
         server.wait()

@@ -4,12 +4,20 @@ another."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 from typer.testing import CliRunner
 
 from benchmarks.openai_stub import StubServer, serve
+
+# One thread for torch (and BLAS) in the tests and the processes they start, unless the caller
+# says otherwise: a thread per core spins against the other pytest worker and whatever else runs,
+# and on a shared 2-core machine a 256-step MaskablePPO test took 11 s in one run of the suite
+# and 165 s in another.
+# The examples' test removes it, so they run as a user runs them.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture

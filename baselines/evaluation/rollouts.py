@@ -58,7 +58,7 @@ def run_rollouts(
     resume: bool = False,
     export_turns: str | os.PathLike[str] | None = None,
     on_episode: Callable[[EpisodeDigest], None] | None = None,
-    freeze_heap: bool = True,
+    tune_collector: bool = True,
 ) -> RunResult:
     """Play every cell of `grid` (`group_size` times each), `concurrency` episodes at once in
     this process, or in each of `jobs` workers of `pool` when `jobs` > 1.
@@ -66,8 +66,9 @@ def run_rollouts(
     `out`, `resume` and `on_episode` as for `run_grid`; `export_turns` names a JSONL file for
     the turn records. Episodes come back (and are written) in grid order; the result's `usage`
     is the model usage of the episodes played. While episodes are in flight the objects alive
-    before them are frozen out of the garbage collector's walks, and given back after
-    (`replicalab.baselines.evaluation.heap`); `freeze_heap=False` leaves the collector alone.
+    before them are frozen out of the garbage collector's walks and its youngest generation is
+    collected less often, both put back after (`replicalab.baselines.evaluation.heap`);
+    `tune_collector=False` leaves the collector alone.
     """
     check_positive_int("concurrency", concurrency)
     check_positive_int("jobs", jobs)
@@ -80,7 +81,7 @@ def run_rollouts(
         settings or Settings(),
         turns=export_turns is not None,
         concurrency=concurrency,
-        freeze_heap=freeze_heap,
+        tune_collector=tune_collector,
     )
     output = Output(out, resume, export_turns, on_episode)
     return run_episodes(grid, setup, output, pool=pool, jobs=jobs, group_size=group_size)

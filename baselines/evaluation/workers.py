@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from replicalab.baselines.evaluation.grid import Settings, rollout_seed, start_episode
-from replicalab.baselines.evaluation.heap import frozen_heap
+from replicalab.baselines.evaluation.heap import rollout_collector
 from replicalab.baselines.evaluation.jobs import Finished, Job, Outcomes, group_advantages
 from replicalab.baselines.evaluation.turn_records import turn_records
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
@@ -45,8 +45,8 @@ class WorkerSetup:
     """What a worker of a run needs: both seats' factories (they must pickle for a pool), the
     settings, the parent's templates, whether to send logs as lines and turn records too, how
     many episodes to keep in flight (None: the seats move at once and are held all run), whether
-    episodes in flight play on a frozen heap (`replicalab.baselines.evaluation.heap`), and the
-    run's provenance, which every log it plays carries."""
+    the collector is tuned while episodes are in flight (`replicalab.baselines.evaluation.heap`),
+    and the run's provenance, which every log it plays carries."""
 
     scientist: SeatFactory
     lab_manager: SeatFactory
@@ -55,7 +55,7 @@ class WorkerSetup:
     lines: bool = True
     turns: bool = False
     concurrency: int | None = None
-    freeze_heap: bool = True
+    tune_collector: bool = True
     provenance: Provenance | None = None
 
 
@@ -118,7 +118,7 @@ def play_chunk(chunk: list[Job], done: Callable[[int, list[Finished]], None] | N
         for job in chunk:
             played(job, _play_held(job, _held, setup.settings, groups.scenario(job)))
     else:
-        with frozen_heap(setup.freeze_heap):
+        with rollout_collector(setup.tune_collector):
             asyncio.run(_play_in_flight(chunk, setup, groups, played))
     return finished
 
