@@ -3,7 +3,7 @@ reader, the env's default), then play the trained stance policy on held-out test
 the grounded Lab Manager's stances. A short run, to show the loop.
 
 Needs the [train] extra, with torch's CPU build:
-  pip install -e '.[train]' --extra-index-url https://download.pytorch.org/whl/cpu && python -m replicalab.install --check-cpu-torch
+  pip install --retries 1 torch==2.13.0+cpu --extra-index-url https://download.pytorch.org/whl/cpu && pip install -e '.[train]' && python -m replicalab.install --check-cpu-torch
 Run: python examples/10_lab_manager_ppo.py
 """
 

@@ -5,8 +5,6 @@ from typing import Any
 
 from replicalab.version import __version__
 
-__all__ = ["__version__", "load_environment"]
-
 _VERIFIERS_V1 = ("ReplicaLabEnv", "ReplicaLabTaskset")
 """What verifiers 0.4 finds by the taskset id "replicalab": it imports this package and takes
 the `Taskset` and `Env` subclasses its `__all__` names (`replicalab.envs.verifiers_v1`)."""
@@ -26,7 +24,7 @@ def __getattr__(name: str) -> Any:
     """The verifiers 0.4 classes, imported only when asked for, and `__all__`, which names them
     only where verifiers 0.4 is installed (so `from replicalab import *` never needs it)."""
     if name == "__all__":
-        return ["load_environment", *(_VERIFIERS_V1 if find_spec("verifiers.v1") else ())]
+        return ["__version__", "load_environment", *(_VERIFIERS_V1 if find_spec("verifiers.v1") else ())]
     if name in _VERIFIERS_V1:
         from replicalab.envs import verifiers_v1
 

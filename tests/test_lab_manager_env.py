@@ -110,11 +110,11 @@ def test_text_mode_reads_json_and_shows_the_llm_prompt() -> None:
     answer: LabManagerAction = grounded_lab_response(env.unwrapped.episode)
     obs, _, _, _, info = env.step(answer.model_dump_json())
     assert info["error"] is None and env.observation_space.contains(obs)
-    _, _, _, _, info = env.step(2)  # a stance's number is the structured space's
+    _, _, terminated, truncated, info = env.step(2)  # a stance's number is the structured space's
     assert info["error"]["code"] == "wrong_action_type"
     with pytest.raises(TypeError, match="action_masks"):
         env.unwrapped.action_masks()
-    done = False
+    done = terminated or truncated  # the refused move cost the turn, and the Scientist may have ended it
     while not done:  # every observation of a whole episode is in the space, prompt and all
         answer = grounded_lab_response(env.unwrapped.episode)
         obs, _, terminated, truncated, info = env.step(answer.model_dump_json())

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.seats import LLMScientist, RandomScientist
 from replicalab.models import EpisodeLog, Provenance, seed_ranges
+from replicalab.models.provenance import GAME_VERSION
 from replicalab.rewards import get_preset
 
 GRID = Grid.of(["ml_benchmark"], ["easy", "hard"], [3, 4, 5, 9])
@@ -37,7 +38,7 @@ def test_every_log_of_a_run_carries_the_runs_provenance(tmp_path: Path) -> None:
         reading="text",
         seeds="3-5,9",
     )
-    assert result.provenance.game_version == 2
+    assert result.provenance.game_version == GAME_VERSION
 
 
 def model_answering_prose(messages: list[dict[str, str]]) -> str:
@@ -88,8 +89,8 @@ def test_a_seed_record_that_is_not_ranges_is_refused_by_name(seeds: str) -> None
 
 
 def test_the_game_id_is_the_envs_version() -> None:
-    from replicalab.envs import SCIENTIST_ENV_ID, replicalab_v2
+    from replicalab.envs import SCIENTIST_ENV_ID, replicalab_v3
     from replicalab.models.provenance import GAME_ID, GAME_VERSION
 
-    assert replicalab_v2.raw_env.metadata["name"] == GAME_ID
+    assert replicalab_v3.raw_env.metadata["name"] == GAME_ID
     assert f"ReplicaLab/Scientist-v{GAME_VERSION}" == SCIENTIST_ENV_ID

@@ -21,7 +21,6 @@ from replicalab.baselines.evaluation.metrics import (
 from replicalab.baselines.evaluation.runner import (
     Grid,
     Settings,
-    episode_id,
     play_episode,
     policy_seed,
     run_grid,
@@ -76,7 +75,7 @@ def test_policy_seed_is_stable_and_distinct() -> None:
     first = play_episode(cell, RandomScientist(), GroundedLabManager())
     again = play_episode(cell, RandomScientist(seed=123), GroundedLabManager())
     assert first.model_dump_json() == again.model_dump_json()
-    assert first.episode_id == episode_id(cell, "random", "grounded")
+    assert first.episode_id == cell.episode_id("random", "grounded")
     assert first.episode_id == "math_reasoning-train-hard-5/random/grounded"
 
 
@@ -90,7 +89,7 @@ def test_parallel_run_writes_the_same_bytes(tmp_path: Path) -> None:
     assert serial.read_bytes() == parallel.read_bytes()
     assert one.logs == two.logs
     ids = [json.loads(line)["episode_id"] for line in _lines(serial)]
-    assert ids == [episode_id(cell, "random", "grounded") for cell in SMALL.cells()]
+    assert ids == [cell.episode_id("random", "grounded") for cell in SMALL.cells()]
     assert all(line.endswith(b"\n") for line in _lines(serial))
 
 

@@ -23,6 +23,7 @@ from replicalab.baselines.training.maskable_ppo import (
     train,
 )
 from replicalab.models import Provenance
+from replicalab.models.provenance import GAME_VERSION
 from replicalab.rewards import get_preset
 
 
@@ -118,7 +119,7 @@ def test_the_config_records_what_the_model_was_trained_on() -> None:
     recorded = recorded_settings(TrainConfig(reward_config=get_preset("potential"), num_train_scenarios=45))
     provenance = Provenance.model_validate(recorded["provenance"])
     assert provenance.package_version == importlib.metadata.version("replicalab")
-    assert (provenance.env_id, provenance.game_version) == ("ReplicaLab/Scientist-v3", 2)
+    assert (provenance.env_id, provenance.game_version) == ("ReplicaLab/Scientist-v3", GAME_VERSION)
     assert (provenance.policy, provenance.split, provenance.reward_preset) == (
         "MaskablePPO",
         "train",

@@ -22,72 +22,88 @@ _Token = Annotated[
     ),
 ]
 
+# One alias per option of `serve`, so its signature reads as a list of names and defaults.
+_DefaultTemplates = Annotated[list[str] | None, typer.Option("--templates", "-t", help="Default templates.")]
+_DefaultLevels = Annotated[list[str] | None, typer.Option("--difficulties", "-d", help="Default levels.")]
+_DefaultReward = Annotated[str, typer.Option("--reward-config", "-r", help="Default reward preset.")]
+_MaxSessions = Annotated[int, typer.Option(min=1, help="Sessions open at once.")]
+_MaxSessionsPerClient = Annotated[int, typer.Option(min=1, help="Sessions one address holds.")]
+_ClientMsPerSecond = Annotated[
+    float,
+    typer.Option(min=0.001, help="Milliseconds of the server's time one client address may use a second."),
+]
+_MaxQueuedPerClient = Annotated[
+    int, typer.Option(min=1, help="Handshakes and HTTP requests one address may have waiting.")
+]
+_MaxOverdraft = Annotated[
+    float,
+    typer.Option(
+        min=0.001, help="Seconds over its budget past which an address's new connections are dropped."
+    ),
+]
+_ForwardedAllowIps = Annotated[
+    list[str] | None,
+    typer.Option(help="Proxies whose X-Forwarded-For names the client (default: none, ignored)."),
+]
+_AllowedOrigins = Annotated[
+    list[str] | None, typer.Option(help="Browser origins served beyond the loopback ones ('*': any).")
+]
+_AllowedHosts = Annotated[
+    list[str] | None, typer.Option(help="Host names served beyond the loopback ones ('*': any).")
+]
+_IdleTimeout = Annotated[float, typer.Option(min=0.001, help="Seconds before an idle session closes.")]
+_UnsteppedTimeout = Annotated[float, typer.Option(min=0.001, help="... one never stepped.")]
+_RequestTimeout = Annotated[float, typer.Option(min=0.001, help="Seconds for a request's head or body.")]
+_MaxConnections = Annotated[int, typer.Option(min=1, help="Open TCP connections.")]
+_MaxBodyBytes = Annotated[int, typer.Option(min=1024, help="Largest body or WebSocket message.")]
+_WsCompression = Annotated[
+    bool, typer.Option(help="Compress WebSocket messages (permessage-deflate): fewer bytes, more CPU.")
+]
+_MaxRoundsLimit = Annotated[int, typer.Option(min=2, help="Most rounds a session may ask for.")]
+_MaxStepCap = Annotated[int, typer.Option(min=1, help="Largest step cap a session may ask for.")]
+_Splits = Annotated[
+    list[str] | None, typer.Option(help="Splits a session may ask for (default: train,validation).")
+]
+_RewardConfigs = Annotated[
+    list[str] | None, typer.Option(help="Reward presets a session may ask for (default: every one).")
+]
+_Split = Annotated[str, typer.Option(help="Default split.")]
+_MaxRounds = Annotated[int, typer.Option(help="Default round limit.")]
+_ActionMode = Annotated[str, typer.Option(help="Default action mode: structured | text.")]
+_Reading = Annotated[str, typer.Option(help="Default reading: text | facts (a training aid).")]
+_LogJson = Annotated[bool, typer.Option(help="Log JSON lines instead of text.")]
+
 
 def serve(
     host: _Host = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port (0: a free one, printed on the ready line).")] = 8000,
     token: _Token = None,
-    max_sessions: Annotated[int, typer.Option(min=1, help="Sessions open at once.")] = 64,
-    max_sessions_per_client: Annotated[int, typer.Option(min=1, help="Sessions one address holds.")] = 32,
-    client_ms_per_second: Annotated[
-        float,
-        typer.Option(
-            min=0.001, help="Milliseconds of the server's time one client address may use a second."
-        ),
-    ] = 200.0,
-    max_queued_per_client: Annotated[
-        int, typer.Option(min=1, help="Handshakes and HTTP requests one address may have waiting.")
-    ] = 8,
-    max_overdraft: Annotated[
-        float,
-        typer.Option(
-            min=0.001, help="Seconds over its budget past which an address's new connections are dropped."
-        ),
-    ] = 1.0,
-    forwarded_allow_ips: Annotated[
-        list[str] | None,
-        typer.Option(help="Proxies whose X-Forwarded-For names the client (default: none, ignored)."),
-    ] = None,
-    allowed_origins: Annotated[
-        list[str] | None, typer.Option(help="Browser origins served beyond the loopback ones ('*': any).")
-    ] = None,
-    allowed_hosts: Annotated[
-        list[str] | None, typer.Option(help="Host names served beyond the loopback ones ('*': any).")
-    ] = None,
-    idle_timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds before an idle session closes.")
-    ] = 300.0,
-    unstepped_timeout: Annotated[float, typer.Option(min=0.001, help="... one never stepped.")] = 30.0,
-    request_timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds for a request's head or body.")
-    ] = 10.0,
-    max_connections: Annotated[int, typer.Option(min=1, help="Open TCP connections.")] = 1024,
-    max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest body or WebSocket message.")] = 65536,
-    ws_compression: Annotated[
-        bool, typer.Option(help="Compress WebSocket messages (permessage-deflate): fewer bytes, more CPU.")
-    ] = False,
-    max_rounds_limit: Annotated[int, typer.Option(min=2, help="Most rounds a session may ask for.")] = 20,
-    max_step_cap: Annotated[int, typer.Option(min=1, help="Largest step cap a session may ask for.")] = 64,
-    splits: Annotated[
-        list[str] | None, typer.Option(help="Splits a session may ask for (default: train,validation).")
-    ] = None,
-    reward_configs: Annotated[
-        list[str] | None, typer.Option(help="Reward presets a session may ask for (default: every one).")
-    ] = None,
-    templates: Annotated[
-        list[str] | None, typer.Option("--templates", "-t", help="Default templates.")
-    ] = None,
-    difficulties: Annotated[
-        list[str] | None, typer.Option("--difficulties", "-d", help="Default levels.")
-    ] = None,
-    split: Annotated[str, typer.Option(help="Default split.")] = "train",
-    reward_config: Annotated[
-        str, typer.Option("--reward-config", "-r", help="Default reward preset.")
-    ] = "default",
-    max_rounds: Annotated[int, typer.Option(help="Default round limit.")] = 6,
-    action_mode: Annotated[str, typer.Option(help="Default action mode: structured | text.")] = "structured",
-    reading: Annotated[str, typer.Option(help="Default reading: text | facts (a training aid).")] = "text",
-    log_json: Annotated[bool, typer.Option(help="Log JSON lines instead of text.")] = False,
+    max_sessions: _MaxSessions = 64,
+    max_sessions_per_client: _MaxSessionsPerClient = 32,
+    client_ms_per_second: _ClientMsPerSecond = 200.0,
+    max_queued_per_client: _MaxQueuedPerClient = 8,
+    max_overdraft: _MaxOverdraft = 1.0,
+    forwarded_allow_ips: _ForwardedAllowIps = None,
+    allowed_origins: _AllowedOrigins = None,
+    allowed_hosts: _AllowedHosts = None,
+    idle_timeout: _IdleTimeout = 300.0,
+    unstepped_timeout: _UnsteppedTimeout = 30.0,
+    request_timeout: _RequestTimeout = 10.0,
+    max_connections: _MaxConnections = 1024,
+    max_body_bytes: _MaxBodyBytes = 65536,
+    ws_compression: _WsCompression = False,
+    max_rounds_limit: _MaxRoundsLimit = 20,
+    max_step_cap: _MaxStepCap = 64,
+    splits: _Splits = None,
+    reward_configs: _RewardConfigs = None,
+    templates: _DefaultTemplates = None,
+    difficulties: _DefaultLevels = None,
+    split: _Split = "train",
+    reward_config: _DefaultReward = "default",
+    max_rounds: _MaxRounds = 6,
+    action_mode: _ActionMode = "structured",
+    reading: _Reading = "text",
+    log_json: _LogJson = False,
 ) -> None:
     """Serve the Scientist's seat over OpenEnv's HTTP and WebSocket protocol (docs/serving.md).
 
