@@ -17,11 +17,7 @@ from replicalab.models import Candidates, Paper
 from replicalab.power import needed_samples
 from replicalab.reading import addresses, read_paper
 
-PLAN = {
-    "action_type": "propose_protocol",
-    "duration_days": 3,
-    "technique": "independent re-run of the published method",
-}
+PLAN = {"action_type": "propose_protocol", "duration_days": 3, "technique": "re-run of the published method"}
 
 
 def scripted_model(request: httpx.Request) -> httpx.Response:
@@ -39,7 +35,8 @@ def scripted_model(request: httpx.Request) -> httpx.Response:
     plan["required_equipment"] = [name for name, kind in needs if kind == "equipment"]
     plan["required_reagents"] = [name for name, kind in needs if kind == "reagent"]
     paper = Paper(title="-", hypothesis="-", method=method, key_finding="-")
-    plan["rationale"] = addresses(read_paper(paper, Candidates(elements=listed.split(" | "))).elements)
+    plan["elements"] = read_paper(paper, Candidates(elements=listed.split(" | "))).elements
+    plan["rationale"] = addresses(plan["elements"])
     text = json.dumps({"action_type": "accept"} if agreed else plan)
     choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
     reply = {"id": "1", "object": "chat.completion", "created": 0, "model": body["model"]}
