@@ -267,7 +267,7 @@ async def ping_flood(ws: ClientConnection, base: str, until: float) -> int:
         sent = 0
         while time.perf_counter() < until:
             try:
-                reader, writer = await _raw(base)
+                _, writer = await _raw(base)
                 writer.write(UPGRADE)
                 while time.perf_counter() < until:
                     writer.write(ping * 64)
@@ -466,7 +466,9 @@ def sigterm(log: Path) -> str:
     for sock in held:
         sock.close()
     queued = len(held) - len(addresses)
-    return f"SIGTERM with {live} live sessions and {queued:,} handshakes queued for theirs: exit in {took:.2f} s"
+    return (
+        f"SIGTERM with {live} live sessions and {queued:,} handshakes queued for theirs: exit in {took:.2f} s"
+    )
 
 
 def startup(runs: int) -> str:

@@ -37,7 +37,10 @@ def test_serve_prints_its_address_logs_sessions_and_stops_on_sigterm_with_hung_c
             ws.recv(timeout=30)
             ws.send("not json")
             ws.recv(timeout=30)
-        for opening in (b"GET /heal", b"POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 50\r\n\r\n{"):
+        for opening in (
+            b"GET /heal",
+            b"POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Length: 50\r\n\r\n{",
+        ):
             sock = socket.create_connection(("127.0.0.1", port), timeout=10)
             sock.sendall(opening)  # a head and a body that never finish
             hung.append(sock)
@@ -147,7 +150,9 @@ def _what_it_enforces(url: str) -> dict[str, object]:
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     seen: dict[str, object] = {"without_token": httpx.get(f"{url}/capacity").status_code}
     seen["capacity"] = httpx.get(f"{url}/capacity", headers=bearer).json()
-    opened = httpx.post(f"{url}/reset", json={"seed": 1}, headers={**bearer, **SPOOFED, "X-Session-Id": "new"})
+    opened = httpx.post(
+        f"{url}/reset", json={"seed": 1}, headers={**bearer, **SPOOFED, "X-Session-Id": "new"}
+    )
     seen["reset"] = opened.json()["observation"]["features"]
     ws_url = url.replace("http", "ws", 1) + "/ws"
     with connect(ws_url, additional_headers=bearer, max_size=None) as ws:

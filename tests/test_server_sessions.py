@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -18,13 +17,12 @@ import pytest
 pytest.importorskip("openenv", reason="the server tests need the [server] extra (openenv-core)")
 httpx = pytest.importorskip("httpx", reason="the server tests need httpx")
 from openenv.core.generic_client import GenericEnvClient  # noqa: E402
-from websockets.asyncio.client import connect as connect_async  # noqa: E402
 from websockets.exceptions import ConnectionClosed, InvalidStatus  # noqa: E402
 from websockets.sync.client import ClientConnection, connect  # noqa: E402
 
 from replicalab.agents import build_baseline_scientist_action  # noqa: E402
 from replicalab.baselines.server.budget import BURST_S, ClientBudget  # noqa: E402
-from replicalab.baselines.server.http_routes import NEW_SESSION, SESSION_HEADER  # noqa: E402
+from replicalab.baselines.server.http_routes import SESSION_HEADER  # noqa: E402
 from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread  # noqa: E402
 from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError  # noqa: E402
 from replicalab.baselines.server.sessions import SessionTable  # noqa: E402

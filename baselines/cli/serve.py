@@ -40,7 +40,9 @@ def serve(
     ] = 8,
     max_overdraft: Annotated[
         float,
-        typer.Option(min=0.001, help="Seconds over its budget past which an address's new connections are dropped."),
+        typer.Option(
+            min=0.001, help="Seconds over its budget past which an address's new connections are dropped."
+        ),
     ] = 1.0,
     forwarded_allow_ips: Annotated[
         list[str] | None,

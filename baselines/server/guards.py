@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import binascii
+import contextlib
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -122,7 +122,9 @@ class Guard:
             return
         settings = self.settings
         if not origin_allowed(header(scope, b"origin"), settings.allowed_origins):
-            forbidden = WireError(ErrorCode.FORBIDDEN_ORIGIN, "Origin: this server does not serve that origin")
+            forbidden = WireError(
+                ErrorCode.FORBIDDEN_ORIGIN, "Origin: this server does not serve that origin"
+            )
             await refuse(scope, receive, send, forbidden)
             return
         if not host_allowed(scope, settings.allowed_hosts):

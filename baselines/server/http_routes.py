@@ -84,7 +84,9 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
         async with turn(request):
             if asked is None:
                 return JSONResponse(_stateless_reset(table, data))
-            session = table.open("http", client_of(request.scope)) if asked == NEW_SESSION else table.get(asked)
+            session = (
+                table.open("http", client_of(request.scope)) if asked == NEW_SESSION else table.get(asked)
+            )
             try:
                 reply = session.env.reset(data)
             except WireError:
@@ -99,7 +101,9 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
         async with turn(request):
             session = _session(table, request)
             if set(data) - STEP_FIELDS or "action" not in data:
-                raise WireError(ErrorCode.VALIDATION_ERROR, "body: expected {action[, timeout_s, request_id]}")
+                raise WireError(
+                    ErrorCode.VALIDATION_ERROR, "body: expected {action[, timeout_s, request_id]}"
+                )
             return session.env.step(data["action"])
 
     @app.get("/state")
