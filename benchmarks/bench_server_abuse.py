@@ -267,7 +267,7 @@ async def ping_flood(ws: ClientConnection, base: str, until: float) -> int:
         sent = 0
         while time.perf_counter() < until:
             try:
-                reader, writer = await _raw(base)
+                _, writer = await _raw(base)
                 writer.write(UPGRADE)
                 while time.perf_counter() < until:
                     writer.write(ping * 64)

@@ -126,7 +126,7 @@ class _Capped:
 class GuardedH11Protocol(_Capped, H11Protocol):
     header_timeout_s = 10.0
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:
         self.opened_at = self.loop.time()
         self._header_timer: asyncio.TimerHandle | None = None
         self.table: Any = None
@@ -249,11 +249,12 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
         super().handle_ping()
 
     def send_receive_event_to_app(self) -> None:
+        frames: list[bytes] = self.frames
         if self.curr_msg_data_type == "text" and not self.close_sent:
             try:
-                b"".join(self.frames).decode()
+                b"".join(frames).decode()
             except UnicodeDecodeError:
-                self.frames = []
+                frames.clear()
                 events.event("connection_dropped", reason="invalid_utf8", client=self.peer())
                 self.conn.send_close(1007, "invalid UTF-8")
                 self.handle_parser_exception()
