@@ -34,7 +34,7 @@ def read_prompt(prompt: str) -> tuple[Paper, Candidates]:
         hypothesis=_field(prompt, "Hypothesis"),
         method=_field(prompt, "Method"),
         key_finding=_field(prompt, "Key finding"),
-        reported_sample_size=None if reported == "none" else int(reported.split()[0]),  # "22 runs"
+        reported_sample_size=None if reported == "none" else int(reported.split()[0]),  # "9 instances"
         reported_effect_size=None if effect == "none" else float(effect),
     )
     return paper, Candidates(
