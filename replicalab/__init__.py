@@ -3,7 +3,7 @@
 from importlib.util import find_spec
 from typing import Any
 
-from replicalab.version import __version__
+from replicalab.version import __version__ as __version__  # re-exported: `replicalab.__version__`
 
 _VERIFIERS_V1 = ("ReplicaLabEnv", "ReplicaLabTaskset")
 """What verifiers 0.4 finds by the taskset id "replicalab": it imports this package and takes
