@@ -201,9 +201,3 @@ class EnvironmentMetadata(_Contract):
     version: str | None = None
     author: str | None = None
     documentation_url: str | None = None
-
-
-class ErrorResponse(_Contract):
-    """A refused HTTP request (WebSocket errors are OpenEnv's `{"type": "error", "data": ...}`)."""
-
-    error: dict[str, str]  # {"code": ErrorCode, "message": ...}

@@ -18,7 +18,6 @@ from replicalab.agents.lab_manager_policy import (
     suggest_alternative,
 )
 from replicalab.agents.lab_manager_prompts import (
-    LabManagerCallResult,
     build_lab_manager_system_prompt,
     call_lab_manager_with_retry,
     format_lab_manager_observation,
@@ -35,7 +34,7 @@ from replicalab.agents.scientist_retry import (
     ScientistCallResult,
     call_scientist_with_retry,
 )
-from replicalab.parsing import LabManagerOutputParseError, ScientistOutputParseError, parse_scientist_output
+from replicalab.parsing import ScientistOutputParseError, parse_scientist_output
 
 __all__ = [
     "MAX_PROMPT_CHARS",
@@ -43,8 +42,6 @@ __all__ = [
     "AlternativeSuggestion",
     "FeasibilityCheckResult",
     "GenerateFn",
-    "LabManagerCallResult",
-    "LabManagerOutputParseError",
     "RetryMetadata",
     "ScientistCallResult",
     "ScientistOutputParseError",
