@@ -23,44 +23,45 @@ _Token = Annotated[
 ]
 
 
+_Idle = Annotated[float, typer.Option(min=0.001, help="Seconds before an idle session closes.")]
+_RequestTimeout = Annotated[float, typer.Option(min=0.001, help="Seconds for a request's head or body.")]
+_ClientMs = Annotated[
+    float,
+    typer.Option(min=0.001, help="Milliseconds of the server's time one client address may use a second."),
+]
+_Queued = Annotated[
+    int, typer.Option(min=1, help="Handshakes and HTTP requests one address may have waiting.")
+]
+_Overdraft = Annotated[
+    float,
+    typer.Option(min=0.001, help="Seconds over its budget past which an address's new connections drop."),
+]
+_Proxies = Annotated[
+    list[str] | None, typer.Option(help="Proxies whose X-Forwarded-For names the client (default: none).")
+]
+_Origins = Annotated[
+    list[str] | None, typer.Option(help="Browser origins served beyond the loopback ones ('*': any).")
+]
+_Hosts = Annotated[
+    list[str] | None, typer.Option(help="Host names served beyond the loopback ones ('*': any).")
+]
+
+
 def serve(
     host: _Host = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port (0: a free one, printed on the ready line).")] = 8000,
     token: _Token = None,
     max_sessions: Annotated[int, typer.Option(min=1, help="Sessions open at once.")] = 64,
     max_sessions_per_client: Annotated[int, typer.Option(min=1, help="Sessions one address holds.")] = 32,
-    client_ms_per_second: Annotated[
-        float,
-        typer.Option(
-            min=0.001, help="Milliseconds of the server's time one client address may use a second."
-        ),
-    ] = 200.0,
-    max_queued_per_client: Annotated[
-        int, typer.Option(min=1, help="Handshakes and HTTP requests one address may have waiting.")
-    ] = 8,
-    max_overdraft: Annotated[
-        float,
-        typer.Option(
-            min=0.001, help="Seconds over its budget past which an address's new connections are dropped."
-        ),
-    ] = 1.0,
-    forwarded_allow_ips: Annotated[
-        list[str] | None,
-        typer.Option(help="Proxies whose X-Forwarded-For names the client (default: none, ignored)."),
-    ] = None,
-    allowed_origins: Annotated[
-        list[str] | None, typer.Option(help="Browser origins served beyond the loopback ones ('*': any).")
-    ] = None,
-    allowed_hosts: Annotated[
-        list[str] | None, typer.Option(help="Host names served beyond the loopback ones ('*': any).")
-    ] = None,
-    idle_timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds before an idle session closes.")
-    ] = 300.0,
+    client_ms_per_second: _ClientMs = 200.0,
+    max_queued_per_client: _Queued = 8,
+    max_overdraft: _Overdraft = 1.0,
+    forwarded_allow_ips: _Proxies = None,
+    allowed_origins: _Origins = None,
+    allowed_hosts: _Hosts = None,
+    idle_timeout: _Idle = 300.0,
     unstepped_timeout: Annotated[float, typer.Option(min=0.001, help="... one never stepped.")] = 30.0,
-    request_timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds for a request's head or body.")
-    ] = 10.0,
+    request_timeout: _RequestTimeout = 10.0,
     max_connections: Annotated[int, typer.Option(min=1, help="Open TCP connections.")] = 1024,
     max_body_bytes: Annotated[int, typer.Option(min=1024, help="Largest body or WebSocket message.")] = 65536,
     ws_compression: Annotated[
