@@ -108,8 +108,8 @@ class GuardedApp(FastAPI):
         if self.settings.token is None and config.uds is None and not is_loopback(config.host):
             return f"--host {config.host}: beyond the loopback address every client needs ${TOKEN_ENV}"
         guard_uvicorn(config, self.settings)
-        if not events.logger.handlers:  # started by uvicorn's command line: the same log as serve's
-            events.configure(json_lines=False)
+        if config.log_config is not None and not events.logger.handlers:
+            events.configure(json_lines=False)  # uvicorn's command line: the same log as serve's
         return None
 
 
