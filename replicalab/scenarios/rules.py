@@ -95,7 +95,7 @@ def case_constraints(case: PaperCase, level: Difficulty) -> list[Constraint]:
         Constraint(
             id=next(ids),
             kind="required_review",
-            description=f"A control must include the {case.required_review}.",
+            description=f"One control must be the {case.required_review}, named as such.",
             hard=True,
             term=case.required_review,
         ),
