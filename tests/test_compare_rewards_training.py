@@ -54,7 +54,8 @@ def test_configs_are_summarized_over_seeds_by_the_judge_score() -> None:
     assert shaped.test == Estimate.of([6.0, 5.0, 7.0])
     # paired by seed against the first config: shaped's curve means minus sparse's
     assert shaped.curve_mean_vs_first == Estimate.of([14 / 3 - 2.0, 16 / 3 - 10 / 3, 5.0 - 8 / 3])
-    assert math.isnan(sparse.curve_mean_vs_first.mean)
+    assert shaped.test_vs_first == Estimate.of([6.0 - 2.5, 5.0 - 4.5, 7.0 - 3.5])
+    assert math.isnan(sparse.curve_mean_vs_first.mean) and math.isnan(sparse.test_vs_first.mean)
     bands = curve_bands(RUNS)
     assert [step for step, _ in bands["shaped"]] == [100, 200, 300]
     first, last = bands["shaped"][0][1], bands["shaped"][-1][1]
@@ -90,6 +91,7 @@ def test_configs_are_told_apart_by_name() -> None:
     [
         (["--steps", "64"], "--steps does not apply without --train"),
         (["--train-seeds", "4"], "--train-seeds does not apply without --train"),
+        (["--reading", "facts"], "--reading does not apply without --train"),
         (["--train", "-s", "baseline"], "--scientists does not apply with --train"),
         (["--train", "--split", "test"], "--split does not apply with --train"),
         (["--train", "--train-seeds", "2"], "--train-seeds"),
@@ -113,6 +115,7 @@ def test_a_smoke_comparison_trains_every_config_and_seed(tmp_path: Path) -> None
     stepped.write_text(RewardConfig(name="stepped", step_cost=0.1).model_dump_json(), encoding="utf-8")
     out = tmp_path / "cmp"
     args = ["--steps", "64", "--n-envs", "2", "--n-steps", "16", "--eval-every", "32", "--eval-seeds", "1"]
+    args += ["--reading", "facts"]
     result = CliRunner(env={"COLUMNS": "200"}).invoke(
         app, ["compare-rewards", "--train", "-p", f"sparse,{stepped}", *args, "--out-dir", str(out)]
     )
@@ -123,6 +126,7 @@ def test_a_smoke_comparison_trains_every_config_and_seed(tmp_path: Path) -> None
     for name, seed in runs:
         folder = out / "runs" / name / f"seed{seed}"
         assert (folder / "model.zip").is_file()
+        assert json.loads((folder / "config.json").read_text(encoding="utf-8"))["reading"] == "facts"
         own = list(csv.DictReader((folder / "curve.csv").open(encoding="utf-8")))
         assert own == [
             {key: row[key] for key in CurvePoint._fields}
@@ -135,6 +139,7 @@ def test_a_smoke_comparison_trains_every_config_and_seed(tmp_path: Path) -> None
     assert all(
         0.0 <= float(row["test_mean"]) <= 13.0 and not math.isnan(float(row["test_ci95"])) for row in finals
     )
+    assert finals[0]["test_vs_first_mean"] == "" and finals[1]["test_vs_first_mean"] != ""  # paired by seed
     assert (out / "learning_curves.png").read_bytes().startswith(PNG_MAGIC)
     assert "stepped" in result.stdout and "test" in result.stdout
 

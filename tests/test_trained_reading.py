@@ -22,5 +22,7 @@ def test_the_config_records_the_reading_and_the_evaluation_reads_it_back(tmp_pat
     assert settings["reading"] == "facts" and settings["provenance"]["reading"] == "facts"
     (tmp_path / "config.json").write_text(json.dumps(settings), encoding="utf-8")
     assert trained_reading(str(tmp_path / "model.zip")) == "facts"
+    # a checkpoint, saved in the run's checkpoints folder, was trained on the run's view
+    assert trained_reading(str(tmp_path / "checkpoints" / "model_16384_steps.zip")) == "facts"
     assert trained_reading(str(tmp_path / "elsewhere" / "model.zip")) == "text"  # no config beside it
     assert trained_reading("mymodule:policy") == "text"

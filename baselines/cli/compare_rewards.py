@@ -24,6 +24,7 @@ from replicalab.baselines.cli.options import (
     NEnvsOpt,
     NStepsOpt,
     NumTrainScenariosOpt,
+    ReadingOpt,
     SeedsOpt,
     SplitOpt,
     StepsOpt,
@@ -75,7 +76,16 @@ REPLAY_ONLY = (
     "jobs",
 )
 
-TRAIN_ONLY = ("train_seeds", "steps", "n_envs", "n_steps", "eval_every", "eval_seeds", "num_train_scenarios")
+TRAIN_ONLY = (
+    "train_seeds",
+    "steps",
+    "n_envs",
+    "n_steps",
+    "eval_every",
+    "eval_seeds",
+    "num_train_scenarios",
+    "reading",
+)
 """compare-rewards' options that only replaying policies, or only training, takes."""
 
 
@@ -101,6 +111,7 @@ def compare_rewards_command(
     eval_every: EvalEveryOpt = 10_000,
     eval_seeds: EvalSeedsOpt = 5,
     num_train_scenarios: NumTrainScenariosOpt = None,
+    reading: ReadingOpt = "text",
 ) -> None:
     """Run policies under each reward preset (table, CSV and PNG of the mean reward components),
     or with --train train MaskablePPO under each (learning curves of the judge's score)."""
@@ -118,6 +129,7 @@ def compare_rewards_command(
             eval_every=eval_every,
             eval_seeds=eval_seeds,
             num_train_scenarios=num_train_scenarios,
+            reading=reading,
         )
     if train_mode:
         _compare_trained(configs, range(train_seeds), base, out_dir)
@@ -257,6 +269,7 @@ def _final_scores_table(summaries: Sequence[ConfigSummary], title: str) -> Table
         "final (validation)",
         "test",
         f"curve mean − {first}",
+        f"test − {first}",
     )
     for column in columns:
         table.add_column(column, justify="left" if column == "reward config" else "right")
@@ -267,6 +280,6 @@ def _final_scores_table(summaries: Sequence[ConfigSummary], title: str) -> Table
             report.estimate(row.curve_mean),
             report.estimate(row.final),
             report.estimate(row.test),
-            "" if math.isnan(row.curve_mean_vs_first.mean) else report.estimate(row.curve_mean_vs_first),
+            *("" if math.isnan(paired.mean) else report.estimate(paired) for paired in row.paired()),
         )
     return table

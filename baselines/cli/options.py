@@ -102,6 +102,14 @@ NumTrainScenariosOpt = Annotated[
     int | None, typer.Option(min=1, help="Train on the first N scenario seeds of the train split only.")
 ]
 
+ReadingOpt = Annotated[
+    str,
+    typer.Option(
+        help="The env's view of the paper: text (the benchmark's observation) or facts (the "
+        "paper's public facts per candidate: a training aid, never the reading benchmark)."
+    ),
+]
+
 
 def split_names(values: list[str] | None) -> list[str] | None:
     """Repeated and/or comma-separated option values, in order, without duplicates."""

@@ -16,6 +16,7 @@ from replicalab.baselines.cli.options import (
     NEnvsOpt,
     NStepsOpt,
     NumTrainScenariosOpt,
+    ReadingOpt,
     StepsOpt,
     reward_config_of,
     writable_dir,
@@ -40,13 +41,7 @@ def train_command(
         str,
         typer.Option("--reward-config", "-r", help="Preset (sparse | default | potential) or a JSON file."),
     ] = "default",
-    reading: Annotated[
-        str,
-        typer.Option(
-            help="The env's view of the paper: text (the benchmark's observation) or facts (the "
-            "paper's public facts per candidate: a training aid, never the reading benchmark)."
-        ),
-    ] = "text",
+    reading: ReadingOpt = "text",
     tensorboard: Annotated[
         Path | None,
         typer.Option(help="A folder for a TensorBoard log (Stable-Baselines3's logger, the curve included)."),

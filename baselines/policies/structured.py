@@ -124,9 +124,12 @@ def load_act(spec: str) -> tuple[ActFn, str]:
 
 
 def trained_reading(spec: str) -> str:
-    """The `reading` a model of `replicalab train` observed: its `config.json`'s, beside a
-    `PATH.zip`; "text" for anything else (and for a model trained before the option existed)."""
-    config = Path(spec).with_name("config.json")
+    """The `reading` a model of `replicalab train` observed: its run's `config.json`'s, beside a
+    `PATH.zip`, or one folder up from a checkpoint in the run's `checkpoints` folder; "text" for
+    anything else (and for a model trained before the option existed)."""
+    path = Path(spec)
+    run = path.parent.parent if path.parent.name == "checkpoints" else path.parent
+    config = run / "config.json"
     if not spec.endswith(".zip") or not config.is_file():
         return "text"
     try:

@@ -15,7 +15,9 @@ of the curve the figure shows the mean over seeds and its 95 % band (Student's t
   difficulty), the held-out measure of what was learned;
 - curve mean − first: the curve mean minus that of the first config's run of the same seed,
   paired by seed (the seed fixes the initial weights and the scenarios), so a config that
-  learns faster than the first (`sparse` in the usual comparison) shows above 0.
+  learns faster than the first (`sparse` in the usual comparison) shows above 0;
+- test − first: the test score minus that of the first config's run of the same seed, paired
+  the same way: a config whose interval excludes 0 trains a better (or worse) final policy.
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ class ConfigSummary:
     final: Estimate
     test: Estimate
     curve_mean_vs_first: Estimate  # paired by seed; NaN for the first config itself
+    test_vs_first: Estimate  # paired by seed; NaN for the first config itself
+
+    def paired(self) -> tuple[Estimate, Estimate]:
+        """The differences from the first config, paired by seed: curve mean, then test."""
+        return self.curve_mean_vs_first, self.test_vs_first
 
 
 def run_folder(out_dir: Path, reward_config: str, seed: int) -> Path:
@@ -138,22 +145,29 @@ def summarize_runs(runs: Sequence[TrainedRun]) -> list[ConfigSummary]:
         name: {run.seed: statistics.fmean(p.judge_score for p in run.curve) for run in group}
         for name, group in by_config.items()
     }
-    first = curve_means[next(iter(curve_means))]
+    tests = {name: {run.seed: run.test_score for run in group} for name, group in by_config.items()}
+    first = next(iter(by_config))
     summaries = []
     for index, (name, group) in enumerate(by_config.items()):
-        own = curve_means[name]
-        paired = [own[seed] - first[seed] for seed in own if seed in first]
         summaries.append(
             ConfigSummary(
                 reward_config=name,
                 seeds=len(group),
-                curve_mean=Estimate.of(list(own.values())),
+                curve_mean=Estimate.of(list(curve_means[name].values())),
                 final=Estimate.of([run.curve[-1].judge_score for run in group]),
                 test=Estimate.of([run.test_score for run in group]),
-                curve_mean_vs_first=Estimate.of(paired) if index else Estimate(math.nan, math.nan),
+                curve_mean_vs_first=_paired(curve_means[name], curve_means[first], index),
+                test_vs_first=_paired(tests[name], tests[first], index),
             )
         )
     return summaries
+
+
+def _paired(own: dict[int, float], first: dict[int, float], index: int) -> Estimate:
+    """`own` minus `first`, seed by seed; NaN for the first config itself (index 0)."""
+    if not index:
+        return Estimate(math.nan, math.nan)
+    return Estimate.of([own[seed] - first[seed] for seed in own if seed in first])
 
 
 def curve_bands(runs: Sequence[TrainedRun]) -> dict[str, list[tuple[int, Estimate]]]:
@@ -186,7 +200,7 @@ def write_summaries(summaries: Sequence[ConfigSummary], path: Path) -> None:
     """The table, with each estimate's mean and 95 % half-width (empty for a single seed)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        measures = ("curve_mean", "final", "test", "curve_mean_vs_first")
+        measures = ("curve_mean", "final", "test", "curve_mean_vs_first", "test_vs_first")
         writer.writerow(
             ["reward_config", "seeds", *(f"{m}_{part}" for m in measures for part in ("mean", "ci95"))]
         )
