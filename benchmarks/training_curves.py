@@ -11,7 +11,8 @@ the curves, one panel per split:
     python -m benchmarks.training_curves RUN [RUN ...] --out curves.csv --seeds 4
 
 A run folder is labelled by its `config.json` (view and seed); the oracle's scores are computed
-once per split and shared by every checkpoint.
+once per split and shared by every checkpoint. Rows already in `--out` are kept, not replayed, so
+a call during training measures the checkpoints saved since the last one.
 """
 
 from __future__ import annotations
@@ -83,20 +84,37 @@ def measure(model: Path, grid: Grid, split: str, oracle: dict[str, float]) -> tu
     return share(result.digests, oracle), share(hard, oracle), asked
 
 
-def curves(runs: Sequence[Path], seeds: int, splits: Sequence[str] = SPLITS) -> list[CurveRow]:
+def curves(
+    runs: Sequence[Path], seeds: int, splits: Sequence[str] = SPLITS, done: Sequence[CurveRow] = ()
+) -> list[CurveRow]:
+    """Every checkpoint of `runs` on every split; rows already `done` are kept, not replayed."""
     grid = Grid.of(seeds=seeds)
-    rows = []
+    rows = list(done)
+    measured = {(row.run, row.split, row.steps) for row in done}
     for split in splits:
-        oracle = {
-            d.scenario_id: d.score
-            for d in run_grid(grid, OracleScientist, settings=Settings(split=split)).digests
-        }
+        oracle: dict[str, float] | None = None
         for run in runs:
             label = run_label(run)
             for steps, model in checkpoints(run):
+                if (label, split, steps) in measured:
+                    continue
+                if oracle is None:
+                    played = run_grid(grid, OracleScientist, settings=Settings(split=split)).digests
+                    oracle = {d.scenario_id: d.score for d in played}
                 rows.append(CurveRow(label, split, steps, *measure(model, grid, split, oracle)))
                 print(rows[-1], flush=True)
-    return rows
+    return sorted(rows, key=lambda row: (row.split, row.run, row.steps))
+
+
+def read_rows(path: Path) -> list[CurveRow]:
+    """The rows a previous call wrote to `path` (none if it is not there)."""
+    if not path.is_file():
+        return []
+    with path.open(encoding="utf-8", newline="") as handle:
+        return [
+            CurveRow(r["run"], r["split"], int(r["steps"]), *(float(r[f]) for f in CurveRow._fields[3:]))
+            for r in csv.DictReader(handle)
+        ]
 
 
 def plot(rows: Sequence[CurveRow], path: Path) -> None:
@@ -123,7 +141,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=4, help="scenario seeds per template and difficulty")
     parser.add_argument("--splits", default=",".join(SPLITS))
     args = parser.parse_args()
-    rows = curves(args.runs, args.seeds, args.splits.split(","))
+    rows = curves(args.runs, args.seeds, args.splits.split(","), read_rows(args.out))
     with args.out.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         writer.writerow(CurveRow._fields)
