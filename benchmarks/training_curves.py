@@ -118,19 +118,32 @@ def read_rows(path: Path) -> list[CurveRow]:
 
 
 def plot(rows: Sequence[CurveRow], path: Path) -> None:
+    """`norm.` against steps, a panel per split (columns) over all difficulties and over hard
+    (rows); a line per run, dashed for the text view."""
     splits = list(dict.fromkeys(row.split for row in rows))
+    runs = list(dict.fromkeys(row.run for row in rows))
     fig = new_figure()
-    axes = fig.subplots(1, len(splits), sharey=True, squeeze=False)[0]
-    for ax, split in zip(axes, splits, strict=True):
-        for i, run in enumerate(dict.fromkeys(row.run for row in rows)):
-            mine = [row for row in rows if row.run == run and row.split == split]
-            style = "-" if run.startswith("facts") else "--"
-            ax.plot([r.steps for r in mine], [r.norm for r in mine], style, color=f"C{i % 10}", label=run)
-        ax.set_title(f"{split} split", fontsize="medium")
-        ax.set_xlabel("environment steps")
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel("share of the oracle's score (norm.)")
-    axes[0].legend(loc="best", fontsize="small")
+    fig.set_size_inches(5 * len(splits), 7)
+    axes = fig.subplots(2, len(splits), sharex=True, sharey=True, squeeze=False)
+    for column, split in enumerate(splits):
+        for row, (field, scope) in enumerate((("norm", "all difficulties"), ("norm_hard", "hard"))):
+            ax = axes[row][column]
+            for i, run in enumerate(runs):
+                mine = [r for r in rows if r.run == run and r.split == split]
+                style = "--" if run.startswith("text") else "-"
+                ax.plot(
+                    [r.steps for r in mine],
+                    [getattr(r, field) for r in mine],
+                    style,
+                    color=f"C{i % 10}",
+                    label=run,
+                )
+            ax.set_title(f"{split} split, {scope}", fontsize="medium")
+            ax.grid(alpha=0.3)
+        axes[1][column].set_xlabel("environment steps")
+    for row in axes:
+        row[0].set_ylabel("share of the oracle's score (norm.)")
+    axes[0][0].legend(loc="best", fontsize="small")
     fig.savefig(path, dpi=110)
 
 
