@@ -154,8 +154,11 @@ def anchor_of(name: str, others: frozenset[str]) -> str | None:
     if not own:
         return None
     best = max(own, key=lambda w: (not w.endswith("ly"), len(w)))
-    found = re.search(rf"(?<![\w'-]){re.escape(best)}(?![\w'-])", name, re.IGNORECASE)
-    return found.group(0) if found else best
+    # its first whole-token occurrence, as written (one shared pattern: no regex built per name)
+    return next((token for token in _TOKEN.findall(name) if token.lower() == best), best)
+
+
+_TOKEN = re.compile(r"[\w'-]+")  # a word as `anchor_of` finds it: no letter, digit, ' or - beside it
 
 
 def _surface(voice: Voice, said: Said, by_name: bool) -> str:
