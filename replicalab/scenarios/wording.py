@@ -170,6 +170,7 @@ def _surface(voice: Voice, said: Said, by_name: bool) -> str:
     return described[int(said.u * 7 % 1 * len(described))]
 
 
+@lru_cache(maxsize=4096)  # candidate names recur across packs; a pack says some several times
 def the_name(name: str) -> str:
     """`name` as a noun phrase of a sentence: after "the", which fits a singular, a plural and a
     mass noun alike, unless it opens with its own determiner, a quantifier ("at least fifteen
@@ -197,14 +198,8 @@ def say(voice: Voice, said: Said) -> Fact:
     those of the voice's pool (the case's own sentence being one where it has one)."""
     frames = _frames(voice.split, voice.kinds[said.name], said.meaning, said.own is not None)
     frame, para = frames[int(said.u * len(frames))], _surface(voice, said, by_name=False)
-    sentence = frame.format(
-        clue=said.own or "",
-        own=said.own or "",
-        name=the_name(said.name),
-        Name=_capital(the_name(said.name)),
-        para=para,
-        Para=_capital(para),
-    )
+    name, own = the_name(said.name), said.own or ""
+    sentence = frame.format(clue=own, own=own, name=name, Name=_capital(name), para=para, Para=_capital(para))
     return Fact(sentence, said.name, said.meaning)
 
 
