@@ -11,7 +11,7 @@ prices), can earn every point.
 from __future__ import annotations
 
 from replicalab.judge.bonuses import ALL_CHECKS_BONUS, EFFICIENCY_BONUS, FREE_ROUNDS, PAID_ROUNDS
-from replicalab.judge.facts import REFERENCE_SCALE, case_facts
+from replicalab.judge.facts import REFERENCE_SCALE, bound_numbers
 from replicalab.judge.scores import (
     DISTRACTOR_PENALTY,
     FIDELITY_WEIGHTS,
@@ -50,8 +50,7 @@ def _sample_rule(scenario: NormalizedScenarioPack) -> str:
 
 def scoring_rules(scenario: NormalizedScenarioPack) -> str:
     """The prompt section stating how a plan is scored in `scenario`."""
-    facts = case_facts(scenario)  # only its public numbers are read here
-    min_controls, adequate = facts.min_controls, facts.adequate_days
+    _, min_controls, adequate = bound_numbers(scenario)  # public numbers only, as the judge reads them
     limit = binding_time_limit(scenario.lab.time_limit_days, scenario.quantities.get("max_duration_days", ()))
     reviews = scenario.terms.get("required_review", ())
     unit = scenario.paper.sample_unit or DEFAULT_SAMPLE_UNIT

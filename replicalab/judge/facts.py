@@ -48,13 +48,7 @@ _allowed = attrgetter("allowed")
 
 def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
     """The judge's reading of `pack`, from the facts the pack derives once for every module."""
-    bounds = pack.quantities
-    min_samples, min_controls, adequate_days = _numbers(
-        bounds.get("min_sample_size", ()),
-        bounds.get("min_controls", ()),
-        bounds.get("max_duration_days", ()),
-        pack.lab.time_limit_days,
-    )
+    min_samples, min_controls, adequate_days = bound_numbers(pack)
     reference = pack.hidden_reference_spec
     effect = pack.paper.reported_effect_size
     best_samples = reference_samples(reference.sample_size, min_samples, None)
@@ -115,6 +109,18 @@ def _most_powerful(
         fixed += rates.price_of(chosen.name, chosen.kind)
     affordable = math.floor((budget - fixed) / rates.per_sample + 1e-9)
     return float(max(min_samples, min(needed, affordable)))
+
+
+def bound_numbers(pack: NormalizedScenarioPack) -> tuple[int, int, int]:
+    """(min_samples, min_controls, adequate_days) of `pack`: the facts its public bounds and time
+    limit decide alone, for a reader that needs no more of `case_facts` (the Scientist's prompt)."""
+    bounds = pack.quantities
+    return _numbers(
+        bounds.get("min_sample_size", ()),
+        bounds.get("min_controls", ()),
+        bounds.get("max_duration_days", ()),
+        pack.lab.time_limit_days,
+    )
 
 
 def _numbers(

@@ -42,6 +42,7 @@ P_JOIN = 0.45
 """The chance that a candidate is said together with the next of its kind, in one structure."""
 P_TRIPLE = 0.15
 """The chance that it is said together with the next two."""
+_JOINS = ((3, P_TRIPLE), (2, P_JOIN))  # (candidates said together, the chance), largest first
 _SLOTS = (
     1,
     8,
@@ -244,14 +245,11 @@ def _grouped(voice: Voice, kinds: list[list[Said]], joins: list[float]) -> list[
         while i < len(stated):
             coin = joins[at % len(joins)]
             at += 1
-            size, p = next(
-                (
-                    (k, p)
-                    for k, p in ((3, P_TRIPLE), (2, P_JOIN))
-                    if coin < p and _fits(voice, stated[i : i + k], k)
-                ),
-                (1, 1.0),
-            )
+            size, p = 1, 1.0
+            for k, chance in _JOINS:
+                if coin < chance and _fits(voice, stated[i : i + k], k):
+                    size, p = k, chance
+                    break
             group = tuple(stated[i : i + size])
             units.append(say_together(voice, group, coin / p) if size > 1 else (say(voice, group[0]),))
             i += size

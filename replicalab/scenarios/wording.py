@@ -154,8 +154,11 @@ def anchor_of(name: str, others: frozenset[str]) -> str | None:
     if not own:
         return None
     best = max(own, key=lambda w: (not w.endswith("ly"), len(w)))
-    found = re.search(rf"(?<![\w'-]){re.escape(best)}(?![\w'-])", name, re.IGNORECASE)
-    return found.group(0) if found else best
+    # its first whole-token occurrence, as written (one shared pattern: no regex built per name)
+    return next((token for token in _TOKEN.findall(name) if token.lower() == best), best)
+
+
+_TOKEN = re.compile(r"[\w'-]+")  # a word as `anchor_of` finds it: no letter, digit, ' or - beside it
 
 
 def _surface(voice: Voice, said: Said, by_name: bool) -> str:
@@ -167,6 +170,7 @@ def _surface(voice: Voice, said: Said, by_name: bool) -> str:
     return described[int(said.u * 7 % 1 * len(described))]
 
 
+@lru_cache(maxsize=4096)  # candidate names recur across packs; a pack says some several times
 def the_name(name: str) -> str:
     """`name` as a noun phrase of a sentence: after "the", which fits a singular, a plural and a
     mass noun alike, unless it opens with its own determiner, a quantifier ("at least fifteen
@@ -194,14 +198,8 @@ def say(voice: Voice, said: Said) -> Fact:
     those of the voice's pool (the case's own sentence being one where it has one)."""
     frames = _frames(voice.split, voice.kinds[said.name], said.meaning, said.own is not None)
     frame, para = frames[int(said.u * len(frames))], _surface(voice, said, by_name=False)
-    sentence = frame.format(
-        clue=said.own or "",
-        own=said.own or "",
-        name=the_name(said.name),
-        Name=_capital(the_name(said.name)),
-        para=para,
-        Para=_capital(para),
-    )
+    name, own = the_name(said.name), said.own or ""
+    sentence = frame.format(clue=own, own=own, name=name, Name=_capital(name), para=para, Para=_capital(para))
     return Fact(sentence, said.name, said.meaning)
 
 
