@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from matplotlib.ticker import FuncFormatter
+
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.structured import SavedMaskablePPO, StructuredScientist, trained_reading
@@ -141,6 +143,7 @@ def plot(rows: Sequence[CurveRow], path: Path) -> None:
             ax.set_title(f"{split} split, {scope}", fontsize="medium")
             ax.grid(alpha=0.3)
         axes[1][column].set_xlabel("environment steps")
+        axes[1][column].xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1000:.0f}k"))
     for row in axes:
         row[0].set_ylabel("share of the oracle's score (norm.)")
     axes[0][0].legend(loc="best", fontsize="small")

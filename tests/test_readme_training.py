@@ -39,10 +39,12 @@ def test_the_install_takes_torch_from_the_cpu_index_with_the_extra() -> None:
 def test_the_python_trains_and_saves_a_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("sb3_contrib", reason="training needs the [train] extra")
     (block,) = [b for b in blocks(SECTION, "python") if "ppo_scientist.zip" in b]  # the Scientist's
-    assert "total_timesteps=100_000" in block and "seed=0)" in block
+    assert "total_timesteps=400_000" in block and '"n_steps": 256' in block and '"reading": "facts"' in block
     monkeypatch.chdir(tmp_path)
-    # One rollout of 64 steps instead of MaskablePPO's default 2,048.
-    short = block.replace("100_000", "64").replace("seed=0)", "seed=0, n_steps=64, batch_size=64)")
+    # One rollout of 8 envs × 8 steps instead of 8 × 256.
+    short = block.replace("400_000", "64").replace(
+        '"n_steps": 256, "batch_size": 256', '"n_steps": 8, "batch_size": 64'
+    )
     exec(compile(short, "README", "exec"), {})
     assert (tmp_path / "ppo_scientist.zip").is_file()
 
