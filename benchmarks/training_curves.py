@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from matplotlib.ticker import FuncFormatter
 
+from replicalab.baselines.evaluation.metrics import summarize_group
 from replicalab.baselines.evaluation.runner import Grid, Settings, run_grid
 from replicalab.baselines.policies.oracle import OracleScientist
 from replicalab.baselines.policies.structured import SavedMaskablePPO, StructuredScientist, trained_reading
@@ -70,9 +71,8 @@ def asks_first(log: EpisodeLog) -> bool:
 
 
 def share(digests: Sequence[EpisodeDigest], oracle: dict[str, float]) -> float:
-    """Σ score over Σ the oracle's score on the same scenarios (`evaluate`'s `norm.`)."""
-    total = math.fsum(oracle[d.scenario_id] for d in digests)
-    return math.fsum(d.score for d in digests) / total if total > 0 else math.nan
+    """`evaluate`'s `norm.` of `digests`: Σ score over Σ the oracle's on the same scenarios."""
+    return summarize_group("", digests, reference=oracle).normalised or math.nan
 
 
 def measure(model: Path, grid: Grid, split: str, oracle: dict[str, float]) -> tuple[float, float, float]:

@@ -49,26 +49,8 @@ Works in `SyncVectorEnv`, `AsyncVectorEnv` and `gymnasium.make_vec`, and in Stab
 `make_vec_env` (which asks for `render_mode="rgb_array"`) with `DummyVecEnv` or `SubprocVecEnv`.
 
 ## Version History
-* v0: initial release.
-* v1: the negotiation binds. Medium and hard budgets fund only part of the study's samples at
-  the lab's private prices, a proposal's quote is observed, the Lab Manager's counter-proposal
-  is science-blind, three rounds are free of the efficiency charge, rigor's sample credit is
-  linear. Scores are not comparable with v0's (CHANGELOG.md says why).
-* v2: skill that survives shortcuts fitted on train. Train, validation and test papers are
-  written from disjoint wording pools (verdicts across sentences, scoped negation, descriptions);
-  the structured view carries each candidate's text hashed instead of word-list cues; rigor's
-  sample credit is the power to detect the reported effect against the best plan the budget
-  pays for; the bonuses scale with the plan's score and the efficiency bonus no longer grows
-  with the round limit; the `potential` preset reads no study. Scores and observations are not
-  comparable with v1's (CHANGELOG.md says why).
-* v3: every point earnable from what the seat is told. A plan states its claims in fields (an
-  `elements` list beside `technique` and `controls`); the judge and the lab's checks read claims
-  by name, never the rationale (free text, at most 150 words); `duration_days` >= 1 is a rule of
-  a proposal; the Scientist's prompt states every scoring rule; a counter-proposal shows as the
-  plan `accept` adopts, at its own cost; a sample is named per family; papers' element counts
-  vary and hard papers may leave the technique or a kept control unsaid; `reading="facts"` puts
-  the paper's public facts in place of its hashed text. Scores are not comparable with v2's
-  (CHANGELOG.md says why).
+Each version is the game's: `replicalab.envs.replicalab_v3`'s Version History lists what changed
+in v0-v3 and why; this front has changed only with the game.
 """
 
 from __future__ import annotations
