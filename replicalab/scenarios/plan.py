@@ -22,7 +22,7 @@ from replicalab.models import (
 )
 from replicalab.prices import Plan, estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.difficulty import LEVELS
-from replicalab.scenarios.paper import candidates_of
+from replicalab.scenarios.paper import candidates_of, voice_of
 from replicalab.scenarios.registry import get_template, template_key
 from replicalab.scenarios.rules import adequate_days, case_constraints, safety_constraints
 from replicalab.scenarios.types import (
@@ -34,6 +34,7 @@ from replicalab.scenarios.types import (
     Split,
     TemplateData,
 )
+from replicalab.scenarios.wording import Voice
 
 # The Lab Manager's four name lists, in its observation's order, by (kind, available).
 SHELVES = {("equipment", True): 0, ("equipment", False): 1, ("reagent", True): 2, ("reagent", False): 3}
@@ -110,6 +111,7 @@ class CasePlan:
     needs: tuple[Need, ...]  # equipment, then reagents, in the case's order
     rules: dict[Difficulty, list[Constraint]]  # the case's constraints, then the safety rules
     candidates: Candidates  # its public candidate lists
+    voice: Voice  # how its candidates are said in its split's wording (`voice_of`)
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ def _case_plan(
         ),
         rules={level: case_constraints(case, level) + safety_rules for level in DIFFICULTIES},
         candidates=candidates_of(case),
+        voice=voice_of(case),
     )
 
 
