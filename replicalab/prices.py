@@ -9,11 +9,28 @@ price a plan here, and the generator draws a lab's own prices here (`draw_rates`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import typing
+from collections.abc import Iterable, Sequence
 
-from replicalab.models.actions import Protocol
 from replicalab.models.brief import ItemKind, Substitution
 from replicalab.models.rates import CLASSIC_ITEM_PRICES, CostRates
+
+
+class Plan(typing.Protocol):
+    """What the price and staff formulas read of a plan: a `Protocol`'s fields of those names, or
+    any value that has them (the generator prices its plans from their parts alone)."""
+
+    @property
+    def sample_size(self) -> int: ...
+    @property
+    def controls(self) -> Sequence[str]: ...
+    @property
+    def duration_days(self) -> int: ...
+    @property
+    def required_equipment(self) -> Sequence[str]: ...
+    @property
+    def required_reagents(self) -> Sequence[str]: ...
+
 
 CLASSIC_RATES = CostRates()
 """The classic terms: 10 per sample, 50 per day, 25 per control, 100 per equipment item, 75 per
@@ -21,7 +38,7 @@ reagent. Easy labs charge them; medium and hard labs charge their own (`LabFacts
 
 
 def estimate_protocol_cost(
-    protocol: Protocol, sample_size: int | None = None, rates: CostRates | None = None
+    protocol: Plan, sample_size: int | None = None, rates: CostRates | None = None
 ) -> float:
     """Credits a protocol consumes under `rates` (the classic terms by default), or would consume
     with `sample_size` samples instead of its own (what the fixer's halving asks)."""
@@ -46,7 +63,7 @@ STAFF_TERMS = (
 """Each adds one person to the one a protocol needs, as `estimate_staff_load` counts."""
 
 
-def estimate_staff_load(protocol: Protocol) -> int:
+def estimate_staff_load(protocol: Plan) -> int:
     """People a protocol needs at once: one, plus one for each of `STAFF_TERMS` that holds."""
     return (
         1

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from replicalab.models import Protocol
-from replicalab.prices import estimate_protocol_cost
+from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios import (
     BUILTIN_TEMPLATES,
     DIFFICULTIES,
@@ -38,6 +38,7 @@ from replicalab.scenarios import (
 from replicalab.scenarios import registry as registry_module
 from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.paper import candidates_of
+from replicalab.scenarios.plan import PlanParts, minimal_parts, published_parts
 from replicalab.scenarios.types import CatalogueItem, quantity_table, term_table
 from replicalab.validation import validate_protocol
 from tests.processes import stdout_of
@@ -240,6 +241,29 @@ def test_minimal_protocol_with_substitutes_passes_validation(template: str, diff
         protocol = minimal_protocol(case_of(pack), difficulty, swaps_of(pack), pack.hidden_reference_spec)
         result = validate_protocol(protocol, pack)
         assert result.ok, (pack.scenario_id, result.errors)
+
+
+@pytest.mark.parametrize(("template", "difficulty"), COMBOS)
+def test_plan_parts_price_as_the_protocols_they_stand_for(template: str, difficulty: str) -> None:
+    """The generator prices the published and minimal plans from their parts: the same fields,
+    the same price (with and without samples) and the same staff as the validated protocols."""
+    for seed in range(40):
+        pack = generate_scenario(seed, template, difficulty)
+        case, reference, rates = case_of(pack), pack.hidden_reference_spec, pack.lab.rates
+        pairs = (
+            (published_protocol(case, reference), published_parts(case, reference)),
+            (
+                minimal_protocol(case, difficulty, swaps_of(pack), reference),
+                minimal_parts(case, difficulty, swaps_of(pack), reference),
+            ),
+        )
+        for protocol, parts in pairs:
+            assert parts == PlanParts(*(getattr(protocol, name) for name in PlanParts._fields))
+            for samples in (None, 0):
+                assert estimate_protocol_cost(parts, samples, rates) == estimate_protocol_cost(
+                    protocol, samples, rates
+                )
+            assert estimate_staff_load(parts) == estimate_staff_load(protocol)
 
 
 # --------------------------------------------------------------------------- bad input

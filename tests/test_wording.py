@@ -18,7 +18,21 @@ from replicalab.reading import forms_of, read_paper
 from replicalab.scenarios import BUILTIN_TEMPLATES, DIFFICULTIES
 from replicalab.scenarios.generator import generate_scenario, paper_facts
 from replicalab.scenarios.types import SPLITS, NormalizedScenarioPack
-from replicalab.scenarios.wording import Fact, Voice, pool, roots, the_name, voice
+from replicalab.scenarios.wording import (
+    KINDS,
+    MEANINGS,
+    Fact,
+    Said,
+    Voice,
+    _capital,
+    _frames,
+    _surface,
+    pool,
+    roots,
+    say,
+    the_name,
+    voice,
+)
 from replicalab.text import content_words
 from tests.docs_pages import page, section
 
@@ -133,6 +147,24 @@ def test_every_sentence_records_what_it_states(split: str) -> None:
         for group in by_sentence.values():
             assert _stated(group, pack), group
             assert group[0].sentence in pack.paper.method
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_say_fills_a_frame_as_if_given_every_field(split: str) -> None:
+    """`say` works out only the fields its frame names; each sentence is the one the frame
+    gives with all of them (own sentence, name, description, each capitalised)."""
+    pack = next(_packs(split))
+    spoken = _voice(pack)
+    for name, kind in spoken.kinds.items():
+        assert kind in KINDS
+        for meaning, own in product(MEANINGS, ("The case's own sentence.", None)):
+            frames = _frames(split, kind, meaning, own is not None)
+            for i, (frame, _) in enumerate(frames):
+                said = Said(name, meaning, (i + 0.5) / len(frames), own)
+                para, named, text = _surface(spoken, said, by_name=False), the_name(name), own or ""
+                every = {"clue": text, "own": text, "name": named, "Name": _capital(named)}
+                expected = frame.format(**every, para=para, Para=_capital(para))
+                assert say(spoken, said) == Fact(expected, name, meaning)
 
 
 @pytest.mark.parametrize("split", SPLITS)

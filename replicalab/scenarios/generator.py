@@ -32,7 +32,6 @@ from replicalab.scenarios.types import (
     Difficulty,
     LabFacts,
     NormalizedScenarioPack,
-    PaperCase,
     Split,
 )
 from replicalab.scenarios.wording import Fact
@@ -68,7 +67,7 @@ def generate_pack(key: ScenarioKey) -> NormalizedScenarioPack:
     u = _uniforms(seed, plan.key, part, level)
     draws = Draws.of(u[:LAB_DRAWS])
     case = cases[int(draws.case * len(cases))]
-    study = _study(plan, case.case, level, u)
+    study = _study(plan, case, level, u)
     price_draws = u[LAB_DRAWS + STUDY_DRAWS : -WORDING_DRAWS]
     listing, substitutions, lab = draw_lab(plan, case, study, level, draws, price_draws)
     return _assemble(
@@ -83,10 +82,10 @@ def generate_pack(key: ScenarioKey) -> NormalizedScenarioPack:
     )
 
 
-def _study(plan: TemplatePlan, case: PaperCase, level: Difficulty, u: list[float]) -> Study:
+def _study(plan: TemplatePlan, case: CasePlan, level: Difficulty, u: list[float]) -> Study:
     """The study a pack's uniforms `u` draw for `case`, a case of `plan`'s family."""
     study_u, wording_u = u[LAB_DRAWS : LAB_DRAWS + STUDY_DRAWS], u[-WORDING_DRAWS:]
-    return draw_study(case, level, plan.data.sample_unit, study_u, wording_u)
+    return draw_study(case.case, case.voice, level, plan.data.sample_unit, study_u, wording_u)
 
 
 def paper_facts(pack: NormalizedScenarioPack) -> tuple[Fact, ...]:
@@ -95,7 +94,7 @@ def paper_facts(pack: NormalizedScenarioPack) -> tuple[Fact, ...]:
     ValueError when the pack is not the one its (seed, template, difficulty, split) generate."""
     plan = template_plan(pack.template)
     u = _uniforms(pack.seed, plan.key, pack.split, pack.difficulty)
-    case = next((c.case for c in plan.cases[pack.split] if c.case.case_id == pack.case_id), None)
+    case = next((c for c in plan.cases[pack.split] if c.case.case_id == pack.case_id), None)
     study = None if case is None else _study(plan, case, pack.difficulty, u)
     if study is None or study.paper != pack.paper:
         raise ValueError(f"pack: {pack.scenario_id} is not the pack its seed generates")

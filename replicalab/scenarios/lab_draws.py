@@ -20,8 +20,8 @@ from replicalab.scenarios.plan import (
     Need,
     Stock,
     TemplatePlan,
-    minimal_protocol,
-    published_protocol,
+    minimal_parts,
+    published_parts,
 )
 from replicalab.scenarios.rules import adequate_days
 from replicalab.scenarios.types import Difficulty, LabFacts
@@ -187,8 +187,8 @@ def _lab_facts(
     run the needed plan: the budget binds, not the staff."""
     row = LEVELS[level]
     reference = study.reference
-    minimal = minimal_protocol(case.case, level, swaps, reference)
-    bounds = Bounds.of(published_protocol(case.case, reference), minimal, rates)
+    minimal = minimal_parts(case.case, level, swaps, reference)
+    bounds = Bounds.of(published_parts(case.case, reference), minimal, rates)
     shortest, published = case.case.min_duration_days, case.case.base_duration_days
     time_limit = row.time_limit.of(published if row.time_from == "published" else shortest, draws.time_limit)
     if row.time_below_published:
@@ -197,9 +197,7 @@ def _lab_facts(
     staff = row.staff.of(bounds.ref_staff if row.staff_from == "paper" else bounds.min_staff, draws.staff)
     least_spent, spread_spent = row.spent
     spent = least_spent + spread_spent * draws.spent
-    study_plan = minimal.model_copy(
-        update={"sample_size": study.needed_samples, "duration_days": adequate_days(time_limit)}
-    )
+    study_plan = minimal._replace(sample_size=study.needed_samples, duration_days=adequate_days(time_limit))
     staff = max(staff, estimate_staff_load(study_plan))
     if isinstance(row.budget, Slack):
         study_cost = max(bounds.ref_cost, estimate_protocol_cost(study_plan, rates=rates))

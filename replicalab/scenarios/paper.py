@@ -91,10 +91,16 @@ def candidates_of(case: PaperCase) -> Candidates:
 
 
 def draw_study(
-    case: PaperCase, level: Difficulty, unit: SampleUnit, u: list[float], wording: list[float]
+    case: PaperCase,
+    voice: Voice,
+    level: Difficulty,
+    unit: SampleUnit,
+    u: list[float],
+    wording: list[float],
 ) -> Study:
     """The study of a pack, from `STUDY_DRAWS` uniforms in [0, 1) and `WORDING_DRAWS` more for
-    the way its paper says it; `unit` is what one of its samples is (its family's)."""
+    the way its paper says it; `voice` is how the case's candidates are said (`voice_of`, which
+    every pack of the case shares) and `unit` what one of its samples is (its family's)."""
     parts = _split(u, _SLOTS)
     (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied = parts[:7]
     (effect_u,), (count_u,) = parts[7:9]
@@ -109,7 +115,7 @@ def draw_study(
     effect = _effect(case, n, effect_u)
     t_low, t_high = case.target_range
     target = f"{t_low + (t_high - t_low) * target_u:.{case.target_decimals}f}"
-    facts = _method_facts(case, technique, drawn, kept, (said, denied), wording, LEVELS[level])
+    facts = _method_facts(case, voice, technique, drawn, kept, (said, denied), wording, LEVELS[level])
     method = method_of(case.method_intro, facts)
 
     def filled(text: str) -> str:
@@ -177,6 +183,7 @@ def _effect(case: PaperCase, n: int, u: float) -> float:
 
 def _method_facts(
     case: PaperCase,
+    voice: Voice,
     technique: Choice,
     drawn: frozenset[int],
     kept: frozenset[int],
@@ -222,7 +229,6 @@ def _method_facts(
             elements.append(Said(e.name, "not_used", forms[i], e.negated))
         if mentioned[i] < P_MENTIONED:
             elements.append(Said(e.name, "mentioned", mention_forms[i], None))
-    voice = voice_of(case)
     units = _grouped(voice, [techniques, controls, elements], joins)
     ranked = sorted(range(len(units)), key=lambda i: order[i % len(order)])
     return [fact for i in ranked for fact in units[i]]

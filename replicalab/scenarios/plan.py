@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from replicalab.models import (
     Candidates,
@@ -19,9 +20,9 @@ from replicalab.models import (
     ResourceItem,
     Substitution,
 )
-from replicalab.prices import estimate_protocol_cost, estimate_staff_load
+from replicalab.prices import Plan, estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.difficulty import LEVELS
-from replicalab.scenarios.paper import candidates_of
+from replicalab.scenarios.paper import candidates_of, voice_of
 from replicalab.scenarios.registry import get_template, template_key
 from replicalab.scenarios.rules import adequate_days, case_constraints, safety_constraints
 from replicalab.scenarios.types import (
@@ -33,6 +34,7 @@ from replicalab.scenarios.types import (
     Split,
     TemplateData,
 )
+from replicalab.scenarios.wording import Voice
 
 # The Lab Manager's four name lists, in its observation's order, by (kind, available).
 SHELVES = {("equipment", True): 0, ("equipment", False): 1, ("reagent", True): 2, ("reagent", False): 3}
@@ -90,7 +92,7 @@ class Bounds:
     least_budget: float  # the least budget the minimal plan fits in, with 2 % to spare, in tens
 
     @classmethod
-    def of(cls, reference: Protocol, minimal: Protocol, rates: CostRates) -> Bounds:
+    def of(cls, reference: Plan, minimal: Plan, rates: CostRates) -> Bounds:
         min_cost, min_staff = estimate_protocol_cost(minimal, rates=rates), estimate_staff_load(minimal)
         return cls(
             min_cost=min_cost,
@@ -109,6 +111,7 @@ class CasePlan:
     needs: tuple[Need, ...]  # equipment, then reagents, in the case's order
     rules: dict[Difficulty, list[Constraint]]  # the case's constraints, then the safety rules
     candidates: Candidates  # its public candidate lists
+    voice: Voice  # how its candidates are said in its split's wording (`voice_of`)
 
 
 @dataclass(frozen=True)
@@ -166,21 +169,41 @@ def _case_plan(
         ),
         rules={level: case_constraints(case, level) + safety_rules for level in DIFFICULTIES},
         candidates=candidates_of(case),
+        voice=voice_of(case),
     )
+
+
+class PlanParts(NamedTuple):
+    """The fields of a plan that its price and staff read (`replicalab.prices.Plan`): the
+    generator prices three plans a pack from these alone, without validating a `Protocol` of
+    case data that is valid already."""
+
+    sample_size: int
+    controls: list[str]
+    duration_days: int
+    required_equipment: list[str]
+    required_reagents: list[str]
 
 
 def published_protocol(case: PaperCase, reference: HiddenReferenceSpec) -> Protocol:
     """The study's own plan as a pack's paper reports it: its sample size, technique and
     controls (`reference`), the full duration, the original items."""
     return Protocol(
-        sample_size=max(reference.sample_size, case.min_sample_size),
-        controls=[*reference.original_controls, case.required_review],
+        **published_parts(case, reference)._asdict(),
         technique=reference.technique,
         elements=list(reference.required_elements),
+        rationale=f"Replicate {case.title} as published.",
+    )
+
+
+def published_parts(case: PaperCase, reference: HiddenReferenceSpec) -> PlanParts:
+    """The priced fields of `published_protocol`."""
+    return PlanParts(
+        sample_size=max(reference.sample_size, case.min_sample_size),
+        controls=[*reference.original_controls, case.required_review],
         duration_days=case.base_duration_days,
         required_equipment=list(case.needed_equipment),
         required_reagents=list(case.needed_reagents),
-        rationale=f"Replicate {case.title} as published.",
     )
 
 
@@ -191,16 +214,25 @@ def minimal_protocol(
     with `swaps` applied to its items: the least sample size, the duration that earns full credit
     under the shortest time limit a lab of the case sets, and as many of the original controls
     (then the other candidates) as the level asks for, with the review."""
+    return Protocol(
+        **minimal_parts(case, difficulty, swaps, reference)._asdict(),
+        technique=reference.technique,
+        elements=list(reference.required_elements),
+        rationale=f"Smallest faithful test of: {case.title}",
+    )
+
+
+def minimal_parts(
+    case: PaperCase, difficulty: Difficulty, swaps: dict[str, str], reference: HiddenReferenceSpec
+) -> PlanParts:
+    """The priced fields of `minimal_protocol`."""
     originals = list(reference.original_controls)
     others = [c.name for c in case.controls if c.name not in originals]
     controls = [*originals, *others][: LEVELS[difficulty].min_controls - 1]
-    return Protocol(
+    return PlanParts(
         sample_size=case.min_sample_size,
         controls=[*controls, case.required_review],
-        technique=reference.technique,
-        elements=list(reference.required_elements),
         duration_days=adequate_days(case.min_duration_days),
         required_equipment=[swaps.get(n, n) for n in case.needed_equipment],
         required_reagents=[swaps.get(n, n) for n in case.needed_reagents],
-        rationale=f"Smallest faithful test of: {case.title}",
     )

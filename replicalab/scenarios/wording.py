@@ -29,6 +29,7 @@ import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
 from importlib import resources
+from string import Formatter
 from typing import Literal, NamedTuple
 
 from replicalab.text import STOP_WORDS, content_words, words
@@ -187,20 +188,38 @@ def _capital(text: str) -> str:
 
 
 @cache
-def _frames(split: str, kind: Kind, meaning: Meaning, own: bool) -> tuple[str, ...]:
-    """The frames of `split`'s pool for a `kind` and `meaning`; the case's own sentence only
-    where it has one."""
-    return tuple(f for f in pool(split).frames_of(kind)[meaning] if own or not f.startswith(OWN))
+def _frames(split: str, kind: Kind, meaning: Meaning, own: bool) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The frames of `split`'s pool for a `kind` and `meaning`, each with the fields it names;
+    the case's own sentence only where it has one."""
+    return tuple(
+        (f, tuple(dict.fromkeys(field for _, field, _, _ in Formatter().parse(f) if field)))
+        for f in pool(split).frames_of(kind)[meaning]
+        if own or not f.startswith(OWN)
+    )
 
 
 def say(voice: Voice, said: Said) -> Fact:
     """A sentence that says `said.meaning` of the candidate, in the frame `said.u` picks among
     those of the voice's pool (the case's own sentence being one where it has one)."""
     frames = _frames(voice.split, voice.kinds[said.name], said.meaning, said.own is not None)
-    frame, para = frames[int(said.u * len(frames))], _surface(voice, said, by_name=False)
-    name, own = the_name(said.name), said.own or ""
-    sentence = frame.format(clue=own, own=own, name=name, Name=_capital(name), para=para, Para=_capital(para))
+    frame, fields = frames[int(said.u * len(frames))]
+    sentence = frame.format_map({field: _field(field, voice, said) for field in fields})
     return Fact(sentence, said.name, said.meaning)
+
+
+def _field(field: str, voice: Voice, said: Said) -> str:
+    """What a frame's `field` stands for, worked out only for the fields the frame names: the
+    case's own sentence (`clue`, `own`), the name with its article (`name`), the candidate as the
+    voice says it (`para`), the last two capitalised as `Name` and `Para`."""
+    if field in ("clue", "own"):
+        return said.own or ""
+    if field in ("name", "Name"):
+        value = the_name(said.name)
+    elif field in ("para", "Para"):
+        value = _surface(voice, said, by_name=False)
+    else:
+        raise KeyError(field)  # as `str.format` refuses a field it is not given
+    return _capital(value) if field[0].isupper() else value
 
 
 def structures_for(split: str, meanings: tuple[Meaning, ...]) -> tuple[Structure, ...]:
