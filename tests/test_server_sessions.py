@@ -27,6 +27,7 @@ from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread
 from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError  # noqa: E402
 from replicalab.baselines.server.sessions import SessionTable  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
+from replicalab.baselines.server.tarpit import RELEASE_BATCH, Tarpit  # noqa: E402
 from replicalab.envs.scientist_v3 import ScientistEnv  # noqa: E402
 
 
@@ -184,6 +185,38 @@ def test_each_address_has_one_budget_forgotten_once_whole() -> None:
     clock.now = 600.0
     table.reap()
     assert table.budget("10.0.0.1") is not mine
+
+
+class _HeldConnection:
+    def __init__(self) -> None:
+        self.dropped = 0
+
+    def drop(self) -> None:
+        self.dropped += 1
+
+
+def test_a_cooldown_holds_its_connections_closes_them_all_when_it_ends_and_forgets_the_address() -> None:
+    tarpit = Tarpit(cooldown_s=0.01)
+    held = {f"10.0.{n // 256}.{n % 256}": [_HeldConnection() for _ in range(n % 3)] for n in range(2000)}
+    held["10.0.0.2"] += [_HeldConnection() for _ in range(3 * RELEASE_BATCH)]  # closed in batches
+    left = _HeldConnection()
+    everyone = [connection for connections in held.values() for connection in connections]
+
+    async def scenario() -> None:
+        for address, connections in held.items():
+            tarpit.cool_down(address, "too_many_connections")
+            tarpit.cool_down(address, "overdrawn")  # one cool-down at a time, from its first flood
+            for connection in connections:
+                tarpit.hold(address, connection)
+        tarpit.hold("10.0.0.1", left)
+        tarpit.forget("10.0.0.1", left)  # it closed first (its client, or the connection cap)
+        assert tarpit.cooling("10.0.0.1") and tarpit.holding("10.0.0.2") == 2 + 3 * RELEASE_BATCH
+        while any(tarpit.cooling(address) for address in held) or not all(c.dropped for c in everyone):
+            await asyncio.sleep(0.001)
+
+    asyncio.run(scenario())
+    assert all(c.dropped == 1 for c in everyone) and left.dropped == 0
+    assert not tarpit.holding("10.0.0.2")  # nothing of any address is left
 
 
 def _neighbour_episode(url: str, seed: int) -> tuple[str, str]:

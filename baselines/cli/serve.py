@@ -43,7 +43,9 @@ _MaxOverdraft = Annotated[
 ]
 _FloodCooldown = Annotated[
     float,
-    typer.Option(min=0.001, help="Seconds a flooding address's new connections are held unread, then closed."),
+    typer.Option(
+        min=0.001, help="Seconds a flooding address's new connections are held unread, then closed."
+    ),
 ]
 _ForwardedAllowIps = Annotated[
     list[str] | None,
