@@ -279,7 +279,7 @@ def test_an_address_far_over_its_budget_has_its_next_connections_held_unanswered
             assert other.get("/health", timeout=10).status_code == 200
 
 
-def test_held_connections_are_the_first_the_connection_cap_drops_and_close_on_shutdown() -> None:
+def test_held_connections_make_room_under_the_connection_cap_and_close_on_shutdown() -> None:
     settings = ServerSettings(max_connections=3, flood_cooldown_s=600)  # held till dropped or stopped
     with serve_in_thread(settings) as live:
         live.on_loop(lambda: live.sessions.budget("127.0.0.2").charge(3600))  # it floods from now

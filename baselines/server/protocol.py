@@ -10,9 +10,10 @@ every way of starting the server applies (`guard_uvicorn`).
   its queue could use, or is far over its budget, or one of its WebSockets pings more than
   `max_pings_per_s` (in bursts of `PING_BURST`) or leaves its pongs unread until they pass a
   limit (that connection is dropped at once, with what it left unread). For the cool-down, each
-  new connection of the address's is held before any of it is read, answered nothing, and
-  closed when the cool-down ends: a client that reconnects whenever it is refused stalls instead
-  of making the server accept and drop thousands of connections a second.
+  new connection of the address's is held: its reading paused (what it sent is never parsed),
+  answered nothing, and closed when the cool-down ends, so a client that reconnects whenever it
+  is refused stalls instead of making the server accept and drop thousands of connections a
+  second.
 - A text frame that is not UTF-8 is closed (1007) without a traceback.
 - On shutdown, every connection tells the app (the `STOPPING` event of the lifespan's state),
   so work waiting for its turn is refused at once instead of holding the drain.

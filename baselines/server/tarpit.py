@@ -6,12 +6,13 @@ connection to accept and drop, thousands a second, work of the event loop's that
 charged with (and, on a small machine, the client's own reconnecting takes CPU from the server
 too). So once an address floods (it opens more connections than its sessions and queue could
 use, is `max_overdraft_s` over its budget, or pings faster than a keep-alive or leaves its pongs
-unread), it cools down for `flood_cooldown_s`: every new connection of the address's is held,
-never read and never answered, and closed when the cool-down ends. A client that waits for an
-answer waits that long instead of spinning; one that keeps connecting piles up connections that
-cost the server a descriptor each, and that the connection cap drops first (they hold no
-session). The address's connections opened before are served as before; once the cool-down ends
-the address is served as any other, and nothing of it is remembered.
+unread), it cools down for `flood_cooldown_s`: every new connection of the address's is held
+(its reading paused: nothing it sends is parsed), answered nothing, and closed when the
+cool-down ends. A client that waits for an answer waits that long instead of spinning; one that
+keeps connecting piles up connections that cost the server a descriptor each, and that the
+connection cap may drop to make room (they hold no session). The address's connections opened
+before are served as before; once the cool-down ends the address is served as any other, and
+nothing of it is remembered.
 
 The held connections are closed `RELEASE_BATCH` at a time, one batch per turn of the event loop,
 so a thousand of them (and the reconnections that follow) never hold a neighbour's message up
