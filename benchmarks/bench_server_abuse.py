@@ -389,7 +389,10 @@ async def fuzz(server: ServerProcess, messages: int) -> str:
     refused_untyped = sent = 0
     async with connect(url) as bystander, httpx.AsyncClient(base_url=server.url, timeout=10) as http:
         await ask(bystander, {"type": "reset", "data": {"seed": 5, "episode_id": "bystander"}})
-        fuzzers = [await connect(url) for _ in range(16)]
+        fuzzers = []
+        for _ in range(16):  # one at a time: each session opens before the next handshake queues
+            fuzzers.append(await connect(url))
+            await ask(fuzzers[-1], {"type": "state"})
         while sent < messages:
             for ws in fuzzers:
                 text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
