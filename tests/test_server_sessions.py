@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -234,7 +235,10 @@ def _neighbour_episode(url: str, seed: int) -> tuple[str, str]:
     return served, expected
 
 
-def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not() -> None:
+def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="uvicorn.error")
     settings = ServerSettings(max_overdraft_s=1e9, max_queued_per_client=2)
 
     with serve_in_thread(settings) as live, connect(live.ws_url):
@@ -258,6 +262,7 @@ def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not(
         finally:
             for ws in queued:
                 ws.close()
+    assert not [r for r in caplog.records if r.name == "uvicorn.error"]  # a refusal is no server error
 
 
 def test_a_session_that_never_stepped_times_out_first() -> None:

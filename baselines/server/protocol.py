@@ -273,6 +273,13 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
             return
         super().handle_ping()
 
+    async def send(self, message: Any) -> None:
+        """uvicorn's, and a handshake answered with an HTTP response (a refusal: 429, 403) counts
+        as finished: uvicorn would log an error for each one, a line per refused handshake."""
+        await super().send(message)
+        if message["type"] == "websocket.http.response.body" and self.close_sent:
+            self.handshake_complete = True
+
     def send_receive_event_to_app(self) -> None:
         frames: list[bytes] = self.frames
         if self.curr_msg_data_type == "text" and not self.close_sent:
