@@ -298,6 +298,22 @@ def test_held_connections_make_room_under_the_connection_cap_and_close_on_shutdo
             sock.close()
 
 
+def test_a_flooding_address_makes_no_room_under_the_connection_cap() -> None:
+    settings = ServerSettings(max_connections=2, header_timeout_s=600, flood_cooldown_s=600)
+    with serve_in_thread(settings) as live:
+        live.on_loop(lambda: live.sessions.budget("127.0.0.2").charge(3600))  # it floods from now
+        with _raw(live) as neighbour:  # idle, holds no session: the oldest the cap could drop
+            held = [_raw_from(live, "127.0.0.2") for _ in range(3)]  # the last two are over the cap
+            try:
+                assert _closed_unanswered(held[1]) and _closed_unanswered(held[2])  # dropped themselves
+                assert _held(live, "127.0.0.2") == 1
+                neighbour.sendall(HEALTH)  # it kept its connection
+                assert neighbour.recv(4096).startswith(b"HTTP/1.1 200")
+            finally:
+                for sock in held:
+                    sock.close()
+
+
 # --------------------------------------------------------------------------- WebSocket hygiene
 
 

@@ -3,9 +3,10 @@ every way of starting the server applies (`guard_uvicorn`).
 
 - A request's head has `header_timeout_s` to arrive.
 - A cap on open connections that nothing can hold: at the cap, a new connection makes room by
-  dropping the oldest connection that holds no live session (an HTTP connection, idle, slow or
-  answering; a WebSocket still waiting for its session), so only as many connections as there
-  are sessions are ever kept whatever the rest do.
+  dropping the oldest connection held for a cool-down (below), or else the oldest that holds no
+  live session (an HTTP connection, idle, slow or answering; a WebSocket still waiting for its
+  session), so only as many connections as there are sessions are ever kept whatever the rest
+  do. A connection of an address that floods makes no room: at the cap it is dropped itself.
 - An address that floods cools down (`tarpit`): it holds more connections than its sessions and
   its queue could use, or is far over its budget, or one of its WebSockets pings more than
   `max_pings_per_s` (in bursts of `PING_BURST`) or leaves its pongs unread until they pass a
@@ -87,8 +88,13 @@ class _Capped:
     def holds_session(self) -> bool:
         return False
 
+    def held(self) -> bool:
+        """Whether the tarpit holds this connection for its address's cool-down."""
+        return False
+
     def make_room(self) -> bool:
-        """Drop the oldest connection that holds no live session; False if there is none."""
+        """Drop the oldest connection held for a cool-down, or else the oldest that holds no live
+        session; False if there is none."""
         idle = [
             c
             for c in self.connections
@@ -96,7 +102,7 @@ class _Capped:
         ]
         if not idle:
             return False
-        oldest = min(idle, key=lambda c: c.opened_at)
+        oldest = min(idle, key=lambda c: (not c.held(), c.opened_at))
         events.event("connection_dropped", reason="max_connections", client=oldest.peer())
         oldest.drop()
         return True
@@ -152,14 +158,15 @@ class GuardedH11Protocol(_Capped, H11Protocol):
             events.event("connection_held", logging.DEBUG, client=self.peer())
         else:
             self.table = table
-        if len(self.connections) > self.max_connections and not self.make_room():
-            events.event("connection_refused", reason="max_connections", client=self.peer())
-            if self.tarpit is not None:
+        if len(self.connections) > self.max_connections:
+            if self.tarpit is not None:  # a flooding address makes no room: it loses this one
                 self.drop()
                 return
-            transport.write(_BUSY)
-            transport.close()
-            return
+            if not self.make_room():
+                events.event("connection_refused", reason="max_connections", client=self.peer())
+                transport.write(_BUSY)
+                transport.close()
+                return
         if self.tarpit is None:
             self._arm()
 
@@ -200,6 +207,9 @@ class GuardedH11Protocol(_Capped, H11Protocol):
             self.transport.close()
             return
         super().shutdown()
+
+    def held(self) -> bool:
+        return self.tarpit is not None
 
     def is_open(self) -> bool:
         return not self.transport.is_closing() and self.transport.get_protocol() is self

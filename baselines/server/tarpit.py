@@ -10,7 +10,8 @@ unread), it cools down for `flood_cooldown_s`: every new connection of the addre
 (its reading paused: nothing it sends is parsed), answered nothing, and closed when the
 cool-down ends. A client that waits for an answer waits that long instead of spinning; one that
 keeps connecting piles up connections that cost the server a descriptor each, and that the
-connection cap may drop to make room (they hold no session). The address's connections opened
+connection cap drops first when it needs room (they hold no session; and a flooding address's
+connection never makes room for itself). The address's connections opened
 before are served as before; once the cool-down ends the address is served as any other, and
 nothing of it is remembered.
 
