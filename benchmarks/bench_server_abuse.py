@@ -9,7 +9,9 @@
    sessions it does not hold, stateless HTTP resets, stateless resets with spoofed forwarding
    headers (rotating, and claiming the victim's address), 200 slow bodies, 1,030 WebSocket
    handshakes queued for their sessions, and ping floods that never read a pong. Each attacker's
-   window follows a window of the victim alone, and its p99 is divided by that one's.
+   window follows a window of the victim alone, and its p99 is divided by that one's. Beside the
+   latencies, the server process's CPU seconds in each window (Linux only): on a shared machine
+   a steadier measure than a p99 of what an attacker makes the server do.
 2. A fuzz of malformed and cross-transport messages: tracebacks in the server's log, refusals
    that were not typed, and whether a bystander session's episode stayed the local one.
 3. 1,000 half-open connections, then a new client plays an episode.
@@ -28,6 +30,7 @@ import asyncio
 import contextlib
 import json
 import multiprocessing
+import os
 import queue
 import random
 import socket
@@ -311,16 +314,31 @@ def attacker_process(name: str, base: str, seconds: float, ready: Any, go: Any, 
     counted.put(asyncio.run(_attack(name, base, time.perf_counter() + seconds)))
 
 
-def window(server: ServerProcess, name: str | None, seconds: float, episodes: Any) -> tuple[list[float], int]:
-    """The victim's latencies over one window, alone or beside `name`; the attacker's count."""
+def cpu_seconds(pid: int) -> float:
+    """The CPU time process `pid` used so far (user and system), from /proc; NaN without it."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def window(
+    server: ServerProcess, name: str | None, seconds: float, episodes: Any
+) -> tuple[list[float], int, float]:
+    """The victim's latencies over one window, alone or beside `name`; the attacker's count; the
+    server's CPU seconds in the window (the attacker's whole run included)."""
     url = ws_url(server.url)
     if name is None:
-        return sorted(asyncio.run(victim(url, time.perf_counter() + seconds, episodes))), 0
+        used = cpu_seconds(server.process.pid)
+        latencies = sorted(asyncio.run(victim(url, time.perf_counter() + seconds, episodes)))
+        return latencies, 0, cpu_seconds(server.process.pid) - used
     context = multiprocessing.get_context("spawn")
     ready, go, counted = context.Event(), context.Event(), context.Queue()
     attacker = context.Process(target=attacker_process, args=(name, server.url, seconds, ready, go, counted))
     attacker.start()
     ready.wait(120)
+    used = cpu_seconds(server.process.pid)
     go.set()
     latencies = asyncio.run(victim(url, time.perf_counter() + seconds, episodes))
     try:
@@ -328,8 +346,9 @@ def window(server: ServerProcess, name: str | None, seconds: float, episodes: An
     except queue.Empty:  # the attacker failed: its traceback is on stderr
         abused = -1
     attacker.join(timeout=60)
+    used = cpu_seconds(server.process.pid) - used
     time.sleep(1.0)  # what the attacker left (queued work, closing connections) drains
-    return sorted(latencies), abused
+    return sorted(latencies), abused, used
 
 
 def p99(latencies: list[float]) -> float:
@@ -337,11 +356,12 @@ def p99(latencies: list[float]) -> float:
 
 
 def isolation_row(server: ServerProcess, name: str, seconds: float, episodes: Any) -> str:
-    alone, _ = window(server, None, seconds, episodes)
-    beside, abused = window(server, name, seconds, episodes)
+    alone, _, alone_cpu = window(server, None, seconds, episodes)
+    beside, abused, beside_cpu = window(server, name, seconds, episodes)
     return (
         f"| {name} | {abused:,} | {len(beside):,} | {1000 * statistics.median(beside):.2f} "
-        f"| {1000 * p99(beside):.1f} | {1000 * p99(alone):.1f} | {p99(beside) / p99(alone):.2f} |"
+        f"| {1000 * p99(beside):.1f} | {1000 * p99(alone):.1f} | {p99(beside) / p99(alone):.2f} "
+        f"| {beside_cpu:.2f} | {alone_cpu:.2f} |"
     )
 
 
@@ -369,7 +389,10 @@ async def fuzz(server: ServerProcess, messages: int) -> str:
     refused_untyped = sent = 0
     async with connect(url) as bystander, httpx.AsyncClient(base_url=server.url, timeout=10) as http:
         await ask(bystander, {"type": "reset", "data": {"seed": 5, "episode_id": "bystander"}})
-        fuzzers = [await connect(url) for _ in range(16)]
+        fuzzers = []
+        for _ in range(16):  # one at a time: each session opens before the next handshake queues
+            fuzzers.append(await connect(url))
+            await ask(fuzzers[-1], {"type": "state"})
         while sent < messages:
             for ws in fuzzers:
                 text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 12)))
@@ -511,9 +534,9 @@ def main() -> None:
             args.only, args.isolation_only = [], True
         print(
             "| another client (from a second address) | its messages or connections | victim messages "
-            "| victim p50 ms | victim p99 ms | alone p99 ms | p99 / alone |"
+            "| victim p50 ms | victim p99 ms | alone p99 ms | p99 / alone | server CPU s | alone CPU s |"
         )
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for _ in range(args.rounds):
             for name in ABUSERS if args.only is None else args.only:
                 print(isolation_row(server, name, args.seconds, episodes), flush=True)

@@ -1,12 +1,11 @@
 """The server's guards against slow and abusive clients, on a real uvicorn on 127.0.0.1: the
 token, a request head or body that never finishes, oversized bodies, the connection cap (which
-drops what holds no session, never a live one), forwarding headers trusted only from named
-proxies, WebSocket pings never read and frames that are not UTF-8, and browsers' Origin and
-Host."""
+drops what holds no session, never a live one), an address's cool-down after a flood (its new
+connections held unanswered, then closed), forwarding headers trusted only from named proxies,
+WebSocket pings never read and frames that are not UTF-8, and browsers' Origin and Host."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import socket
@@ -202,42 +201,130 @@ def test_the_connection_cap_drops_a_handshake_waiting_for_its_session() -> None:
                 ws.close()
 
 
-def test_an_address_holds_only_the_connections_its_sessions_and_queue_could_use() -> None:
-    settings = ServerSettings(max_sessions_per_client=1, max_queued_per_client=1)
+def _closed_unanswered(sock: socket.socket) -> bool:
+    """Whether the server closed `sock` without a byte of reply (a reset or an end of stream)."""
+    try:
+        return _closed_by_server(sock) == b""
+    except ConnectionResetError:  # closed with the request still unread in its buffer
+        return True
+
+
+def _held(server: LoopbackServer, address: str) -> int:
+    return server.on_loop(lambda: server.sessions.tarpit.holding(address))
+
+
+def _cooling(server: LoopbackServer, address: str) -> bool:
+    return server.on_loop(lambda: server.sessions.tarpit.cooling(address))
+
+
+def _cooldowns(caplog: pytest.LogCaptureFixture, address: str) -> list[str]:
+    """The reasons of the cool-downs `address` was given, from the server's log."""
+    started = [r for r in caplog.records if r.getMessage() == "cooldown_started"]
+    return [r.fields["reason"] for r in started if r.fields["client"] == address]  # type: ignore[attr-defined]
+
+
+HEALTH = b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+
+def test_an_address_holds_only_the_connections_its_sessions_and_queue_could_use(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger=events.LOGGER)
+    settings = ServerSettings(max_sessions_per_client=1, max_queued_per_client=1, flood_cooldown_s=1.0)
     with serve_in_thread(settings) as live, connect(live.ws_url):
         with _raw(live) as second, _raw(live) as third:
-            third.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            with contextlib.suppress(ConnectionResetError):  # dropped before it was read
-                assert _closed_by_server(third) == b""
-            second.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            third.sendall(HEALTH)
+            assert _closed_unanswered(third)  # one too many: held unanswered, then closed
+            second.sendall(HEALTH)  # the connections it opened before are served as before
             assert second.recv(4096).startswith(b"HTTP/1.1 200")
         transport = httpx.HTTPTransport(local_address="127.0.0.2")  # another address has its own
         with httpx.Client(transport=transport, base_url=live.url) as other:
             assert other.get("/health", timeout=10).status_code == 200
+    assert _cooldowns(caplog, "127.0.0.1") == ["too_many_connections"]
 
 
-def test_an_address_far_over_its_budget_has_its_next_connections_dropped_unread() -> None:
-    with serve_in_thread() as live, connect(live.ws_url):
+def test_a_flooding_address_is_held_unanswered_while_another_is_served(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger=events.LOGGER)
+    settings = ServerSettings(max_sessions_per_client=1, max_queued_per_client=1, flood_cooldown_s=2.0)
+    with serve_in_thread(settings) as live:
+        holders = [_raw_from(live, "127.0.0.2") for _ in range(2)]  # all its sessions and queue use
+        flooding = [_raw_from(live, "127.0.0.2") for _ in range(3)]  # the first begins its cool-down
+        try:
+            for sock in flooding:
+                sock.sendall(HEALTH)
+            with ReplicaLabClient(base_url=live.url).sync() as env:  # its neighbour plays meanwhile
+                assert not env.reset(seed=4).done
+            assert httpx.get(f"{live.url}/health", timeout=10).status_code == 200
+            for sock in flooding:  # never answered, closed when the cool-down ends
+                assert _closed_unanswered(sock)
+        finally:
+            for sock in [*holders, *flooding]:
+                sock.close()
+    held = [r for r in caplog.records if r.getMessage() == "connection_held"]
+    assert len(held) == 3 and _cooldowns(caplog, "127.0.0.2") == ["too_many_connections"]
+
+
+def test_an_address_far_over_its_budget_has_its_next_connections_held_unanswered() -> None:
+    with serve_in_thread(ServerSettings(flood_cooldown_s=1.0)) as live, connect(live.ws_url):
         assert _wait_until(lambda: len(live.sessions) == 1)
         live.on_loop(lambda: live.sessions.budget("127.0.0.1").charge(3600))
         assert live.sessions.overdrawn("127.0.0.1")
         with _raw(live) as late:
-            late.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
-            with contextlib.suppress(ConnectionResetError):
-                assert _closed_by_server(late) == b""
+            late.sendall(HEALTH)
+            assert _closed_unanswered(late)
         transport = httpx.HTTPTransport(local_address="127.0.0.2")  # its neighbour is served
         with httpx.Client(transport=transport, base_url=live.url) as other:
             assert other.get("/health", timeout=10).status_code == 200
 
 
+def test_held_connections_make_room_under_the_connection_cap_and_close_on_shutdown() -> None:
+    settings = ServerSettings(max_connections=3, flood_cooldown_s=600)  # held till dropped or stopped
+    with serve_in_thread(settings) as live:
+        live.on_loop(lambda: live.sessions.budget("127.0.0.2").charge(3600))  # it floods from now
+        held = [_raw_from(live, "127.0.0.2") for _ in range(3)]
+        try:
+            assert _wait_until(lambda: _held(live, "127.0.0.2") == 3)
+            with ReplicaLabClient(base_url=live.url).sync() as env:  # makes room for itself
+                assert not env.reset(seed=5).done
+            assert _held(live, "127.0.0.2") < 3 and _cooling(live, "127.0.0.2")  # held ones made room
+        finally:
+            live.server.should_exit = True
+        live.thread.join(timeout=30)
+        assert not live.thread.is_alive()  # the server stopped, closing what it held
+        for sock in held:
+            assert _closed_unanswered(sock)
+            sock.close()
+
+
+def test_a_flooding_address_makes_no_room_under_the_connection_cap() -> None:
+    settings = ServerSettings(max_connections=2, header_timeout_s=600, flood_cooldown_s=600)
+    with serve_in_thread(settings) as live:
+        live.on_loop(lambda: live.sessions.budget("127.0.0.2").charge(3600))  # it floods from now
+        with _raw(live) as neighbour:  # idle, holds no session: the oldest the cap could drop
+            held = [_raw_from(live, "127.0.0.2") for _ in range(3)]  # the last two are over the cap
+            try:
+                assert _closed_unanswered(held[1]) and _closed_unanswered(held[2])  # dropped themselves
+                assert _held(live, "127.0.0.2") == 1
+                neighbour.sendall(HEALTH)  # it kept its connection
+                assert neighbour.recv(4096).startswith(b"HTTP/1.1 200")
+            finally:
+                for sock in held:
+                    sock.close()
+
+
 # --------------------------------------------------------------------------- WebSocket hygiene
 
 
-def _handshake(server: LoopbackServer, receive_buffer: int | None = None) -> socket.socket:
+def _handshake(
+    server: LoopbackServer, receive_buffer: int | None = None, address: str = "127.0.0.1"
+) -> socket.socket:
     sock = socket.socket()
     if receive_buffer is not None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
     sock.settimeout(30)
+    sock.bind((address, 0))
     sock.connect(("127.0.0.1", server.port))
     sock.sendall(
         b"GET /ws HTTP/1.1\r\nHost: localhost\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -263,20 +350,49 @@ def _close_code(sock: socket.socket) -> int:
     return int.from_bytes(received[at + 2 : at + 4], "big")
 
 
+def _ping_flood(sock: socket.socket) -> None:
+    """Ping as fast as the socket takes it, reading nothing, until the server hangs up."""
+    ping = _frame(0x9, b"p" * 125)
+    sent = 0
+    with pytest.raises((BrokenPipeError, ConnectionResetError)):
+        while sent < 200_000:
+            sock.sendall(ping * 64)
+            sent += 64
+
+
 def test_a_client_that_pings_and_never_reads_its_pongs_is_closed(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger=events.LOGGER)
     with serve_in_thread(ServerSettings(max_body_bytes=1024)) as live:
         sock = _handshake(live, receive_buffer=4096)
-        ping = _frame(0x9, b"p" * 125)
-        sent = 0
-        with pytest.raises((BrokenPipeError, ConnectionResetError)):  # the server hung up on the flood
-            while sent < 200_000:
-                sock.sendall(ping * 64)
-                sent += 64
+        _ping_flood(sock)
         sock.close()
         assert _wait_until(lambda: any(r.getMessage() == "connection_dropped" for r in caplog.records))
     dropped = [r for r in caplog.records if r.getMessage() == "connection_dropped"]
     assert dropped[0].fields["reason"] in ("ping_flood", "pongs_unread")  # type: ignore[attr-defined]
+
+
+def test_a_ping_flooder_is_dropped_and_its_next_connections_held_until_its_cooldown_ends(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger=events.LOGGER)
+    with serve_in_thread(ServerSettings(flood_cooldown_s=2.0)) as live:
+        flooder = _handshake(live, address="127.0.0.2")
+        _ping_flood(flooder)
+        flooder.close()
+        assert _cooldowns(caplog, "127.0.0.2") == ["ping_flood"]
+        again = _raw_from(live, "127.0.0.2")
+        try:
+            again.sendall(HEALTH)
+            assert httpx.get(f"{live.url}/health", timeout=10).status_code == 200  # others are served
+            assert _closed_unanswered(again)  # held unanswered, then closed
+        finally:
+            again.close()
+        held = [r for r in caplog.records if r.getMessage() == "connection_held"]
+        assert [r.fields["client"] for r in held] == ["127.0.0.2"]  # type: ignore[attr-defined]
+        assert _wait_until(lambda: not _cooling(live, "127.0.0.2"))
+        with _raw_from(live, "127.0.0.2") as after:  # served again once the cool-down ended
+            after.sendall(HEALTH)
+            assert after.recv(4096).startswith(b"HTTP/1.1 200")
 
 
 def test_a_text_frame_that_is_not_utf8_closes_with_1007_and_no_traceback(

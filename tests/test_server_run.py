@@ -216,10 +216,18 @@ def _handshake_from(address: str, port: int) -> socket.socket:
 RESET_FRAME = bytes([0x81, 0x80 | 29]) + b"\0\0\0\0" + b'{"type": "reset", "data": {}}'
 
 
+def _bare_from(address: str, port: int) -> socket.socket:
+    sock = socket.socket()
+    sock.bind((address, 0))
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
 def test_sigterm_with_handshakes_queued_for_their_sessions_exits_without_a_traceback() -> None:
     # a budget so small that a few resets overdraw it, and one queue deep enough for forty
     options = ["--log-json", "--client-ms-per-second", "0.001", "--max-queued-per-client", "50"]
     options += ["--max-overdraft", "1000000000"]  # so the queued handshakes are answered, not dropped
+    options += ["--flood-cooldown", "600"]  # and a flooding address's connections held till the end
     server = start_process(options, stderr=subprocess.PIPE)
     port = int(server.url.rsplit(":", 1)[1])
     held: list[socket.socket] = []
@@ -231,6 +239,7 @@ def test_sigterm_with_handshakes_queued_for_their_sessions_exits_without_a_trace
             time.sleep(0.05)
         held[0].sendall(RESET_FRAME * 40)  # never read: they overdraw the budget, then one waits
         held += [_handshake_from("127.0.0.1", port) for _ in range(40)]  # forty wait behind it
+        held += [_bare_from("127.0.0.9", port) for _ in range(32 + 50 + 10)]  # ten held, unread
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=60) == -signal.SIGTERM
     finally:
@@ -242,3 +251,4 @@ def test_sigterm_with_handshakes_queued_for_their_sessions_exits_without_a_trace
     log = server.process.stderr.read()
     assert "Traceback" not in log and "Exception in ASGI application" not in log
     assert json.loads(log.splitlines()[-1])["event"] == "server_stopped"
+    assert "cooldown_started" in [json.loads(line)["event"] for line in log.splitlines()]

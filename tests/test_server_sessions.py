@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,6 +28,7 @@ from replicalab.baselines.server.loopback import LoopbackServer, serve_in_thread
 from replicalab.baselines.server.models import EnvConfig, ErrorCode, WireError  # noqa: E402
 from replicalab.baselines.server.sessions import SessionTable  # noqa: E402
 from replicalab.baselines.server.settings import Limits, ServerSettings  # noqa: E402
+from replicalab.baselines.server.tarpit import RELEASE_BATCH, Tarpit  # noqa: E402
 from replicalab.envs.scientist_v3 import ScientistEnv  # noqa: E402
 
 
@@ -186,6 +188,38 @@ def test_each_address_has_one_budget_forgotten_once_whole() -> None:
     assert table.budget("10.0.0.1") is not mine
 
 
+class _HeldConnection:
+    def __init__(self) -> None:
+        self.dropped = 0
+
+    def drop(self) -> None:
+        self.dropped += 1
+
+
+def test_a_cooldown_holds_its_connections_closes_them_all_when_it_ends_and_forgets_the_address() -> None:
+    tarpit = Tarpit(cooldown_s=0.01)
+    held = {f"10.0.{n // 256}.{n % 256}": [_HeldConnection() for _ in range(n % 3)] for n in range(2000)}
+    held["10.0.0.2"] += [_HeldConnection() for _ in range(3 * RELEASE_BATCH)]  # closed in batches
+    left = _HeldConnection()
+    everyone = [connection for connections in held.values() for connection in connections]
+
+    async def scenario() -> None:
+        for address, connections in held.items():
+            tarpit.cool_down(address, "too_many_connections")
+            tarpit.cool_down(address, "overdrawn")  # one cool-down at a time, from its first flood
+            for connection in connections:
+                tarpit.hold(address, connection)
+        tarpit.hold("10.0.0.1", left)
+        tarpit.forget("10.0.0.1", left)  # it closed first (its client, or the connection cap)
+        assert tarpit.cooling("10.0.0.1") and tarpit.holding("10.0.0.2") == 2 + 3 * RELEASE_BATCH
+        while any(tarpit.cooling(address) for address in held) or not all(c.dropped for c in everyone):
+            await asyncio.sleep(0.001)
+
+    asyncio.run(scenario())
+    assert all(c.dropped == 1 for c in everyone) and left.dropped == 0
+    assert not tarpit.holding("10.0.0.2")  # nothing of any address is left
+
+
 def _neighbour_episode(url: str, seed: int) -> tuple[str, str]:
     """A baseline episode played over `url`: the served log digest and the local one."""
     local = ScientistEnv()
@@ -201,7 +235,10 @@ def _neighbour_episode(url: str, seed: int) -> tuple[str, str]:
     return served, expected
 
 
-def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not() -> None:
+def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="uvicorn.error")
     settings = ServerSettings(max_overdraft_s=1e9, max_queued_per_client=2)
 
     with serve_in_thread(settings) as live, connect(live.ws_url):
@@ -225,6 +262,7 @@ def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not(
         finally:
             for ws in queued:
                 ws.close()
+    assert not [r for r in caplog.records if r.name == "uvicorn.error"]  # a refusal is no server error
 
 
 def test_a_session_that_never_stepped_times_out_first() -> None:

@@ -38,7 +38,13 @@ _MaxQueuedPerClient = Annotated[
 _MaxOverdraft = Annotated[
     float,
     typer.Option(
-        min=0.001, help="Seconds over its budget past which an address's new connections are dropped."
+        min=0.001, help="Seconds over its budget past which an address floods (its connections are held)."
+    ),
+]
+_FloodCooldown = Annotated[
+    float,
+    typer.Option(
+        min=0.001, help="Seconds a flooding address's new connections are held unread, then closed."
     ),
 ]
 _ForwardedAllowIps = Annotated[
@@ -83,6 +89,7 @@ def serve(
     client_ms_per_second: _ClientMsPerSecond = 200.0,
     max_queued_per_client: _MaxQueuedPerClient = 8,
     max_overdraft: _MaxOverdraft = 1.0,
+    flood_cooldown: _FloodCooldown = 5.0,
     forwarded_allow_ips: _ForwardedAllowIps = None,
     allowed_origins: _AllowedOrigins = None,
     allowed_hosts: _AllowedHosts = None,
@@ -154,6 +161,7 @@ def _settings(settings_type: Any, options: dict[str, Any]) -> Any:
             client_ms_per_s=options["client_ms_per_second"],
             max_queued_per_client=options["max_queued_per_client"],
             max_overdraft_s=options["max_overdraft"],
+            flood_cooldown_s=options["flood_cooldown"],
             forwarded_allow_ips=tuple(split_names(options["forwarded_allow_ips"]) or ()),
             allowed_origins=tuple(split_names(options["allowed_origins"]) or ()),
             allowed_hosts=tuple(split_names(options["allowed_hosts"]) or ()),

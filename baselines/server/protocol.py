@@ -3,15 +3,19 @@ every way of starting the server applies (`guard_uvicorn`).
 
 - A request's head has `header_timeout_s` to arrive.
 - A cap on open connections that nothing can hold: at the cap, a new connection makes room by
-  dropping the oldest connection that holds no live session (an HTTP connection, idle, slow or
-  answering; a WebSocket still waiting for its session), so only as many connections as there
-  are sessions are ever kept whatever the rest do.
-- A new connection from an address that floods (its queue for its budget is full, and it holds
-  more connections than its sessions and its queue could use) is dropped before any of it is
-  read: the cheapest refusal there is, so a flood of connections costs its neighbours little.
-- A WebSocket client that pings more than `max_pings_per_s` (in bursts of `PING_BURST`), or
-  without reading the pongs until they pass the limit, is dropped; a text frame that is not
-  UTF-8 is closed (1007) without a traceback.
+  dropping the oldest connection held for a cool-down (below), or else the oldest that holds no
+  live session (an HTTP connection, idle, slow or answering; a WebSocket still waiting for its
+  session), so only as many connections as there are sessions are ever kept whatever the rest
+  do. A connection of an address that floods makes no room: at the cap it is dropped itself.
+- An address that floods cools down (`tarpit`): it holds more connections than its sessions and
+  its queue could use, or is far over its budget, or one of its WebSockets pings more than
+  `max_pings_per_s` (in bursts of `PING_BURST`) or leaves its pongs unread until they pass a
+  limit (that connection is dropped at once, with what it left unread). For the cool-down, each
+  new connection of the address's is held: its reading paused (what it sent is never parsed),
+  answered nothing, and closed when the cool-down ends, so a client that reconnects whenever it
+  is refused stalls instead of making the server accept and drop thousands of connections a
+  second.
+- A text frame that is not UTF-8 is closed (1007) without a traceback.
 - On shutdown, every connection tells the app (the `STOPPING` event of the lifespan's state),
   so work waiting for its turn is refused at once instead of holding the drain.
 
@@ -36,6 +40,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 
 from replicalab.baselines.server import events
 from replicalab.baselines.server.settings import ServerSettings
+from replicalab.baselines.server.tarpit import Tarpit
 
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 STOPPING = "replicalab_stopping"
@@ -78,12 +83,18 @@ class _Capped:
     max_connections = 1024
     connections: set[Any]
     opened_at: float
+    app_state: dict[str, Any]
 
     def holds_session(self) -> bool:
         return False
 
+    def held(self) -> bool:
+        """Whether the tarpit holds this connection for its address's cool-down."""
+        return False
+
     def make_room(self) -> bool:
-        """Drop the oldest connection that holds no live session; False if there is none."""
+        """Drop the oldest connection held for a cool-down, or else the oldest that holds no live
+        session; False if there is none."""
         idle = [
             c
             for c in self.connections
@@ -91,7 +102,7 @@ class _Capped:
         ]
         if not idle:
             return False
-        oldest = min(idle, key=lambda c: c.opened_at)
+        oldest = min(idle, key=lambda c: (not c.held(), c.opened_at))
         events.event("connection_dropped", reason="max_connections", client=oldest.peer())
         oldest.drop()
         return True
@@ -99,18 +110,25 @@ class _Capped:
     def receive_charged(self, data: bytes, receive: Any) -> None:
         """Hand `data` to the protocol (`receive`), charging the time to the address; a
         connection without a live session from an address far over its budget is dropped
-        instead, unread."""
+        instead, unread, and its address cools down."""
         table = getattr(self, "table", None)
         if table is None:
             receive(data)
             return
         if not self.holds_session() and table.overdrawn(self.peer()):
-            events.event("connection_dropped", logging.DEBUG, reason="overdrawn", client=self.peer())
-            self.drop()
+            self.flooded("overdrawn", logging.DEBUG)
             return
         started = time.perf_counter()
         receive(data)
         table.budget(self.peer()).charge(time.perf_counter() - started)
+
+    def flooded(self, reason: str, level: int = logging.INFO) -> None:
+        """Drop this connection, with what it left unread, and cool its address down."""
+        events.event("connection_dropped", level, reason=reason, client=self.peer())
+        table = self.app_state.get(TABLE)
+        if table is not None:
+            table.tarpit.cool_down(self.peer(), reason)
+        self.drop()
 
     def is_open(self) -> bool:
         raise NotImplementedError
@@ -130,21 +148,32 @@ class GuardedH11Protocol(_Capped, H11Protocol):
         self.opened_at = self.loop.time()
         self._header_timer: asyncio.TimerHandle | None = None
         self.table: Any = None
+        self.tarpit: Tarpit | None = None  # the tarpit holding this connection, if one does
         super().connection_made(transport)
-        self.table = self.app_state.get(TABLE)
-        if self.table is not None and not self.table.connection_opened(self.peer()):
-            self.table = None  # nothing counted, nothing to uncount
-            events.event("connection_refused", logging.DEBUG, reason="flooding", client=self.peer())
-            transport.abort()
-            return
-        if len(self.connections) > self.max_connections and not self.make_room():
-            events.event("connection_refused", reason="max_connections", client=self.peer())
-            transport.write(_BUSY)
-            transport.close()
-            return
-        self._arm()
+        table = self.app_state.get(TABLE)
+        if table is not None and not table.connection_opened(self.peer()):
+            self.tarpit = table.tarpit  # nothing counted, nothing to uncount
+            transport.pause_reading()
+            table.tarpit.hold(self.peer(), self)
+            events.event("connection_held", logging.DEBUG, client=self.peer())
+        else:
+            self.table = table
+        if len(self.connections) > self.max_connections:
+            if self.tarpit is not None:  # a flooding address makes no room: it loses this one
+                self.drop()
+                return
+            if not self.make_room():
+                events.event("connection_refused", reason="max_connections", client=self.peer())
+                transport.write(_BUSY)
+                transport.close()
+                return
+        if self.tarpit is None:
+            self._arm()
 
     def data_received(self, data: bytes) -> None:
+        if self.tarpit is not None:  # held: uvloop starts reading after `connection_made` paused it
+            self.transport.pause_reading()
+            return
         self.receive_charged(data, super().data_received)
 
     def on_response_complete(self) -> None:
@@ -156,6 +185,8 @@ class GuardedH11Protocol(_Capped, H11Protocol):
             self._header_timer.cancel()
         if self.table is not None:
             self.table.connection_closed(self.peer())
+        if self.tarpit is not None:
+            self.tarpit.forget(self.peer(), self)
         super().connection_lost(exc)
 
     def handle_websocket_upgrade(self, event: h11.Request) -> None:
@@ -166,13 +197,19 @@ class GuardedH11Protocol(_Capped, H11Protocol):
             upgraded.table, self.table = self.table, None  # it uncounts the connection now
 
     def shutdown(self) -> None:
-        """uvicorn's drain, and a request whose body is still arriving ends now: it would only
-        hold the drain until its time limit."""
+        """uvicorn's drain, and a request whose body is still arriving, or a connection held for
+        its address's cool-down, ends now: it would only hold the drain until its time limit."""
         _stopping(self.app_state)
+        if self.tarpit is not None:
+            self.drop()
+            return
         if self.conn.their_state is h11.SEND_BODY:
             self.transport.close()
             return
         super().shutdown()
+
+    def held(self) -> bool:
+        return self.tarpit is not None
 
     def is_open(self) -> bool:
         return not self.transport.is_closing() and self.transport.get_protocol() is self
@@ -233,7 +270,7 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
     def handle_ping(self) -> None:
         """Answer a ping, unless the client pings faster than a keep-alive does, or left more
         than `max_unread_bytes` of replies unread (it is not reading, and its pongs would pile
-        up in memory for as long as it pings): then drop it."""
+        up in memory for as long as it pings): then drop it, and its address cools down."""
         if self.transport.is_closing():
             return
         now = self.loop.time()
@@ -241,12 +278,17 @@ class GuardedWebSocketProtocol(_Capped, WebSocketsSansIOProtocol):
         self._pinged_at = now
         self._pings -= 1
         if self._pings < 0 or self.transport.get_write_buffer_size() > self.max_unread_bytes:
-            reason = "ping_flood" if self._pings < 0 else "pongs_unread"
-            events.event("connection_dropped", reason=reason, client=self.peer())
-            self.close_sent = True
-            self.transport.abort()  # a close frame would only join the pile it does not read
+            self.close_sent = True  # a close frame would only join the pile it does not read
+            self.flooded("ping_flood" if self._pings < 0 else "pongs_unread")
             return
         super().handle_ping()
+
+    async def send(self, message: Any) -> None:
+        """uvicorn's, and a handshake answered with an HTTP response (a refusal: 429, 403) counts
+        as finished: uvicorn would log an error for each one, a line per refused handshake."""
+        await super().send(message)
+        if message["type"] == "websocket.http.response.body" and self.close_sent:
+            self.handshake_complete = True
 
     def send_receive_event_to_app(self) -> None:
         frames: list[bytes] = self.frames

@@ -1,6 +1,7 @@
 """The server's session table: bounded in count (in all and per client address), unguessable
-ids, closed after an idle timeout (a shorter one for a session that never stepped), and one
-budget of loop time per client address (`budget`) that all of the address's work draws on.
+ids, closed after an idle timeout (a shorter one for a session that never stepped), one budget of
+loop time per client address (`budget`) that all of the address's work draws on, and the count
+of each address's connections, whose floods cool it down (`tarpit`).
 
 Every session takes one slot of `max_sessions` and owns one `ScientistServerEnv`. An HTTP
 session is reached through its id, 256 random bits (`secrets.token_urlsafe`), so no client can
@@ -23,6 +24,7 @@ from replicalab.baselines.server.budget import ClientBudget
 from replicalab.baselines.server.environment import ScientistServerEnv
 from replicalab.baselines.server.models import ErrorCode, WireError
 from replicalab.baselines.server.settings import ServerSettings
+from replicalab.baselines.server.tarpit import Tarpit
 
 SESSION_ID_BYTES = 32
 Transport = Literal["ws", "http"]
@@ -59,6 +61,7 @@ class SessionTable:
         self._per_client: Counter[str] = Counter()
         self._budgets: dict[str, ClientBudget] = {}
         self._connections: Counter[str] = Counter()  # open TCP connections per address
+        self.tarpit = Tarpit(settings.flood_cooldown_s)  # the addresses cooling down after a flood
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -115,20 +118,26 @@ class SessionTable:
         return budget is not None and budget.full(self.settings.max_queued_per_client)
 
     def connection_opened(self, client: str) -> bool:
-        """Count a new connection of `client`'s; False (counting nothing) if it is flooding: it
-        overdrew its budget by more than `settings.max_overdraft_s` of waiting, or it holds as
-        many connections as its sessions and its queue could use; the connection is then
-        dropped unread rather than answered."""
+        """Count a new connection of `client`'s; False (counting nothing) if the address is cooling
+        down after a flood, or floods now: it is more than `settings.max_overdraft_s` of waiting
+        from its budget, or it holds as many connections as its sessions and its queue could use
+        (its cool-down begins). The connection is then held unread by the `tarpit`."""
+        if self.tarpit.cooling(client):
+            return False
         settings = self.settings
         useful = settings.max_sessions_per_client + settings.max_queued_per_client
-        if self.overdrawn(client) or self._connections[client] >= useful:
+        if self.overdrawn(client):
+            self.tarpit.cool_down(client, "overdrawn")
+            return False
+        if self._connections[client] >= useful:
+            self.tarpit.cool_down(client, "too_many_connections")
             return False
         self._connections[client] += 1
         return True
 
     def overdrawn(self, client: str) -> bool:
-        """Whether `client` is more than `settings.max_overdraft_s` of waiting from its budget: its new
-        connections, and what its connections without a session send, are dropped unread."""
+        """Whether `client` is more than `settings.max_overdraft_s` of waiting from its budget: what
+        its connections without a session send is dropped unread, and it cools down."""
         budget = self._budgets.get(client)
         return budget is not None and budget.delay() > self.settings.max_overdraft_s
 

@@ -85,9 +85,11 @@ class ServerSettings(BaseModel):
     max_sessions_per_client: int = Field(default=32, ge=1)  # per client address
     client_ms_per_s: float = Field(default=200.0, gt=0)  # loop time per client address a second (budget)
     max_queued_per_client: int = Field(default=8, ge=1)  # handshakes and HTTP requests waiting for it
-    # an address this many seconds from its budget has new connections, and what its connections
-    # without a session send, dropped unread
+    # an address this many seconds from its budget floods: its new connections are held (below),
+    # and what its connections without a session send is dropped unread
     max_overdraft_s: float = Field(default=1.0, gt=0)
+    # after a flood, an address's new connections are held unread this long, then closed (tarpit)
+    flood_cooldown_s: float = Field(default=5.0, gt=0)
     idle_timeout_s: float = Field(default=300.0, gt=0)  # a session untouched this long is closed
     unstepped_timeout_s: float = Field(default=30.0, gt=0)  # ... or this long, if it never stepped
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)  # per HTTP body or WebSocket message
