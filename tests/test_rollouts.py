@@ -30,6 +30,7 @@ from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_s
 from replicalab.baselines.evaluation.runner import Grid, Settings, policy_seed, run_grid
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
 from replicalab.baselines.policies.chat import ChatPolicy
+from replicalab.baselines.policies import roles
 from replicalab.baselines.policies.roles import ScientistRole
 from replicalab.baselines.policies.seats import RandomScientist
 from replicalab.digest import EpisodeDigest
@@ -200,6 +201,23 @@ def test_a_group_plays_one_scenario_with_seeds_of_its_own(
     assert len({log.total_rewards["scientist"] for log in logs}) > 1  # the seeds sampled differently
     seeds = {request["seed"] for request in stub.requests}
     assert len(seeds) == len(stub.requests)  # every call samples with a seed of its own
+
+
+def test_a_role_builds_the_system_prompt_of_the_scenario_before_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = (generate_pack(cell) for cell in GRID.cells()[:2])
+    built: list[NormalizedScenarioPack] = []
+
+    def build(scenario: NormalizedScenarioPack) -> str:
+        built.append(scenario)
+        return f"prompt of {scenario.scenario_id}"
+
+    monkeypatch.setattr(roles, "build_scientist_system_prompt", build)
+    role = ScientistRole()
+    asked = [first, first, second, first]
+    assert [role.system_prompt(pack) for pack in asked] == [f"prompt of {p.scenario_id}" for p in asked]
+    assert built == [first, second, first]  # the latest scenario only: a group's rollouts follow each other
 
 
 def test_rollout_seeds_are_stable_and_distinct() -> None:
