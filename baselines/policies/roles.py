@@ -58,7 +58,7 @@ def move_of(turn: RetryTurn[ScientistAction] | RetryTurn[LabManagerAction]) -> M
     """The move of a finished turn: its action, or the model's last text when it never parsed
     (the episode records why)."""
     try:
-        return turn.result()[0]
+        return turn.parsed()
     except OutputParseError as error:
         return error.raw_text
 
