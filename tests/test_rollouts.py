@@ -222,7 +222,7 @@ def test_a_role_builds_the_system_prompt_of_the_scenario_before_once(
 
 def test_rollout_seeds_are_stable_and_distinct() -> None:
     cell = GRID.cells()[0]
-    assert rollout_seed(cell, None) == policy_seed(cell)
+    assert rollout_seed(cell, None) == policy_seed(cell) == policy_seed.__wrapped__(cell)  # cached as drawn
     seeds = [rollout_seed(cell, k) for k in range(8)]
     assert len(set(seeds)) == 8 and seeds == [rollout_seed(cell, k) for k in range(8)]
     assert rollout_seed(GRID.cells()[1], 0) not in seeds
