@@ -43,6 +43,7 @@ from replicalab.models import (
     LabManagerActionType,
     LabManagerObservation,
     Protocol,
+    Provenance,
     RewardBreakdown,
     ScientistAction,
     ScientistActionType,
@@ -483,8 +484,9 @@ class Episode:
 
     # ------------------------------------------------------------------ the log
 
-    def to_log(self, episode_id: str | None = None) -> EpisodeLog:
-        """The episode so far as an `EpisodeLog`; equal inputs give byte-identical JSON."""
+    def to_log(self, episode_id: str | None = None, *, provenance: Provenance | None = None) -> EpisodeLog:
+        """The episode so far as an `EpisodeLog`, carrying `provenance` when a run gives it one;
+        equal inputs give byte-identical JSON."""
         steps = [
             StepRecord(
                 index=i,
@@ -521,4 +523,5 @@ class Episode:
             rounds_used=min(self.round_number, self.max_rounds),
             invalid_action_count=self.invalid_action_count,
             total_rewards=dict(self.totals),
+            provenance=provenance,
         )

@@ -116,7 +116,7 @@ def play_chunk(chunk: list[Job], done: Callable[[int, list[Finished]], None] | N
     if setup.concurrency is None:
         assert _held is not None
         for job in chunk:
-            played(job, _play_held(job, _held, setup.settings, groups.scenario(job)))
+            played(job, _play_held(job, _held, setup, groups.scenario(job)))
     else:
         with rollout_collector(setup.tune_collector):
             asyncio.run(_play_in_flight(chunk, setup, groups, played))
@@ -132,15 +132,15 @@ class _Played:
 
 
 def _play_held(
-    job: Job, seats: tuple[Seat, Seat], settings: Settings, scenario: NormalizedScenarioPack
+    job: Job, seats: tuple[Seat, Seat], setup: WorkerSetup, scenario: NormalizedScenarioPack
 ) -> _Played:
     """One job played at once by the seats the worker holds."""
-    episode = start_episode(job.key, settings, scenario)
+    episode = start_episode(job.key, setup.settings, scenario)
     seed = rollout_seed(job.key, job.rollout)
     for seat in seats:
         reset_policy(seat, seed)  # type: ignore[arg-type]
     play(episode, *seats)
-    return _Played(episode.to_log(job.episode_id), seat_stats(*seats), [], [])
+    return _Played(episode.to_log(job.episode_id, provenance=setup.provenance), seat_stats(*seats), [], [])
 
 
 async def _play_fresh(job: Job, setup: WorkerSetup, scenario: NormalizedScenarioPack) -> _Played:
@@ -156,7 +156,8 @@ async def _play_fresh(job: Job, setup: WorkerSetup, scenario: NormalizedScenario
         if isinstance(seat, ChatPolicy):
             usage.append(seat.usage(job.episode_id))
             turns.extend(seat.turns)
-    return _Played(episode.to_log(job.episode_id), seat_stats(*pair), usage, turns)
+    log = episode.to_log(job.episode_id, provenance=setup.provenance)
+    return _Played(log, seat_stats(*pair), usage, turns)
 
 
 async def _play_in_flight(
@@ -229,7 +230,7 @@ class _Groups:
 
 
 def _finish(played: _Played, setup: WorkerSetup) -> Finished:
-    log = played.log.model_copy(update={"provenance": setup.provenance})
+    log = played.log  # carries the run's provenance: `to_log` was given it
     turn_lines = [r.model_dump_json() for r in turn_records(log, played.turns)] if setup.turns else []
     line_or_log = log.model_dump_json() if setup.lines else log
     return Finished(line_or_log, digest(log), played.stats, played.usage, turn_lines)
