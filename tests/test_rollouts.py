@@ -29,8 +29,8 @@ from replicalab.baselines.evaluation import workers
 from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
 from replicalab.baselines.evaluation.runner import Grid, Settings, policy_seed, run_grid
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
-from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies import roles
+from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
 from replicalab.baselines.policies.seats import RandomScientist
 from replicalab.digest import EpisodeDigest

@@ -87,8 +87,11 @@ _FIDELITY_AND_FEASIBILITY = "\n".join(
         "control or an element names it.",
     ]
 )
+# the constants the scenario's own lines name
 _RIGOR_WEIGHTS = tuple(map(_g, RIGOR_WEIGHTS))
-_ADEQUATE_SHARE, _UNNEEDED_ITEM, _PADDED_CLAIM = map(_g, (ADEQUATE_SHARE_OF_TIME, UNNEEDED_ITEM, PADDED_CLAIM))
+_ADEQUATE_SHARE = _g(ADEQUATE_SHARE_OF_TIME)
+_UNNEEDED_ITEM = _g(UNNEEDED_ITEM)
+_PADDED_CLAIM = _g(PADDED_CLAIM)
 _BONUSES = (
     f"- Bonuses x base / 10: all checks pass {_g(ALL_CHECKS_BONUS)}; efficiency "
     f"{_g(EFFICIENCY_BONUS)} per round saved: {FREE_ROUNDS} rounds are free (ask, propose, "
