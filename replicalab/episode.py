@@ -484,9 +484,17 @@ class Episode:
 
     # ------------------------------------------------------------------ the log
 
-    def to_log(self, episode_id: str | None = None, *, provenance: Provenance | None = None) -> EpisodeLog:
-        """The episode so far as an `EpisodeLog`, carrying `provenance` when a run gives it one;
-        equal inputs give byte-identical JSON."""
+    def to_log(
+        self,
+        episode_id: str | None = None,
+        *,
+        provenance: Provenance | None = None,
+        group_id: str | None = None,
+        advantage: float | None = None,
+    ) -> EpisodeLog:
+        """The episode so far as an `EpisodeLog`, with what a run adds when it gives them: its
+        `provenance`, and a GRPO rollout's `group_id` and `advantage`. Equal inputs give
+        byte-identical JSON."""
         steps = [
             StepRecord(
                 index=i,
@@ -523,5 +531,7 @@ class Episode:
             rounds_used=min(self.round_number, self.max_rounds),
             invalid_action_count=self.invalid_action_count,
             total_rewards=dict(self.totals),
+            group_id=group_id,
+            advantage=advantage,
             provenance=provenance,
         )
