@@ -43,6 +43,7 @@ from replicalab.models import (
     LabManagerActionType,
     LabManagerObservation,
     Protocol,
+    Provenance,
     RewardBreakdown,
     ScientistAction,
     ScientistActionType,
@@ -483,8 +484,17 @@ class Episode:
 
     # ------------------------------------------------------------------ the log
 
-    def to_log(self, episode_id: str | None = None) -> EpisodeLog:
-        """The episode so far as an `EpisodeLog`; equal inputs give byte-identical JSON."""
+    def to_log(
+        self,
+        episode_id: str | None = None,
+        *,
+        provenance: Provenance | None = None,
+        group_id: str | None = None,
+        advantage: float | None = None,
+    ) -> EpisodeLog:
+        """The episode so far as an `EpisodeLog`, with what a run adds when it gives them: its
+        `provenance`, and a GRPO rollout's `group_id` and `advantage`. Equal inputs give
+        byte-identical JSON."""
         steps = [
             StepRecord(
                 index=i,
@@ -521,4 +531,7 @@ class Episode:
             rounds_used=min(self.round_number, self.max_rounds),
             invalid_action_count=self.invalid_action_count,
             total_rewards=dict(self.totals),
+            group_id=group_id,
+            advantage=advantage,
+            provenance=provenance,
         )

@@ -6,6 +6,7 @@ metamorphic tests check that changes which cannot improve a plan never raise its
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 
@@ -27,7 +28,7 @@ from replicalab.judge import (
     rigor_score,
 )
 from replicalab.judge.bonuses import FREE_ROUNDS, PAID_ROUNDS
-from replicalab.judge.facts import case_facts
+from replicalab.judge.facts import case_facts, read_case_facts
 from replicalab.lab.feasibility import check_feasibility
 from replicalab.models import Protocol, RewardBreakdown
 from replicalab.prices import estimate_protocol_cost, estimate_staff_load
@@ -58,6 +59,16 @@ def packs(seeds: int) -> Iterator[tuple[NormalizedScenarioPack, np.random.Genera
 
 
 # --------------------------------------------------------------------------- bounds and sources
+
+
+def test_case_facts_are_read_again_for_every_other_pack() -> None:
+    first, second = (generate_scenario(seed, "ml_benchmark", "hard") for seed in (0, 1))
+    equal = generate_scenario(0, "ml_benchmark", "hard")  # an equal pack, another object
+    for pack in (first, first, second, equal, first):
+        facts = case_facts(pack)
+        assert dataclasses.astuple(facts) == dataclasses.astuple(read_case_facts(pack))
+    assert case_facts(first) is case_facts(first)  # the latest pack's facts are kept
+    assert case_facts(second).reference_samples == read_case_facts(second).reference_samples
 
 
 def test_scores_bounded_and_total_consistent_on_random_protocols() -> None:

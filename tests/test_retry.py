@@ -27,7 +27,7 @@ def test_a_turn_asks_again_with_a_correction_and_ends_on_the_first_parsable_repl
     turn.answer(ACCEPT)
     assert turn.request is None and turn.calls == 2
     action, metadata = turn.result()
-    assert action.action_type == "accept"
+    assert action.action_type == "accept" and turn.parsed() is action
     assert (metadata.attempt_count, metadata.retry_count, metadata.last_error_code) == (2, 1, "no_json")
     with pytest.raises(RuntimeError, match="the turn is over"):
         turn.answer(ACCEPT)
@@ -37,6 +37,8 @@ def test_a_turn_that_never_parses_raises_the_last_error_after_its_retries() -> N
     turn = scientist_turn("system", "observe", max_retries=1)
     with pytest.raises(RuntimeError, match="still needs a reply"):
         turn.result()
+    with pytest.raises(RuntimeError, match="still needs a reply"):
+        turn.parsed()
     asked: list[int] = []
 
     def prose(messages: list[dict[str, str]]) -> str:
@@ -46,3 +48,5 @@ def test_a_turn_that_never_parses_raises_the_last_error_after_its_retries() -> N
     with pytest.raises(OutputParseError) as caught:
         run_turn(turn, prose)
     assert asked == [2, 4] and caught.value.raw_text == "no"
+    with pytest.raises(OutputParseError):
+        turn.parsed()

@@ -29,6 +29,7 @@ from replicalab.baselines.evaluation import workers
 from replicalab.baselines.evaluation.rollouts import group_advantages, rollout_seed, run_rollouts, usage_path
 from replicalab.baselines.evaluation.runner import Grid, Settings, policy_seed, run_grid
 from replicalab.baselines.llm.backend import BackendConfig, ChatBackend
+from replicalab.baselines.policies import roles
 from replicalab.baselines.policies.chat import ChatPolicy
 from replicalab.baselines.policies.roles import ScientistRole
 from replicalab.baselines.policies.seats import RandomScientist
@@ -202,9 +203,26 @@ def test_a_group_plays_one_scenario_with_seeds_of_its_own(
     assert len(seeds) == len(stub.requests)  # every call samples with a seed of its own
 
 
+def test_a_role_builds_the_system_prompt_of_the_scenario_before_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    first, second = (generate_pack(cell) for cell in GRID.cells()[:2])
+    built: list[NormalizedScenarioPack] = []
+
+    def build(scenario: NormalizedScenarioPack) -> str:
+        built.append(scenario)
+        return f"prompt of {scenario.scenario_id}"
+
+    monkeypatch.setattr(roles, "build_scientist_system_prompt", build)
+    role = ScientistRole()
+    asked = [first, first, second, first]
+    assert [role.system_prompt(pack) for pack in asked] == [f"prompt of {p.scenario_id}" for p in asked]
+    assert built == [first, second, first]  # the latest scenario only: a group's rollouts follow each other
+
+
 def test_rollout_seeds_are_stable_and_distinct() -> None:
     cell = GRID.cells()[0]
-    assert rollout_seed(cell, None) == policy_seed(cell)
+    assert rollout_seed(cell, None) == policy_seed(cell) == policy_seed.__wrapped__(cell)  # cached as drawn
     seeds = [rollout_seed(cell, k) for k in range(8)]
     assert len(set(seeds)) == 8 and seeds == [rollout_seed(cell, k) for k in range(8)]
     assert rollout_seed(GRID.cells()[1], 0) not in seeds

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -118,6 +118,7 @@ def model_of(seat: object) -> str | None:
     return f"{getattr(generate_fn, '__module__', None) or '?'}:{name}"
 
 
+@lru_cache(maxsize=1024)  # each rollout of a GRPO group asks for its cell's seed
 def policy_seed(key: ScenarioKey) -> int:
     """The seed a policy gets for `key`: a SeedSequence of (seed, template, difficulty)."""
     entropy = [key.seed, template_key(key.template), DIFFICULTIES.index(key.difficulty)]

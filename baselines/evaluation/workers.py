@@ -27,7 +27,8 @@ from replicalab.baselines.evaluation.turn_records import turn_records
 from replicalab.baselines.policies.chat import ChatPolicy, EpisodeUsage, LLMTurn
 from replicalab.baselines.policies.interface import Seat, SeatFactory, reset_policy, seat_stats
 from replicalab.digest import digest
-from replicalab.models import EpisodeLog, Provenance
+from replicalab.episode import Episode
+from replicalab.models import Provenance
 from replicalab.moves import SCIENTIST
 from replicalab.play import play, play_async
 from replicalab.scenarios import (
@@ -116,7 +117,7 @@ def play_chunk(chunk: list[Job], done: Callable[[int, list[Finished]], None] | N
     if setup.concurrency is None:
         assert _held is not None
         for job in chunk:
-            played(job, _play_held(job, _held, setup.settings, groups.scenario(job)))
+            played(job, _play_held(job, _held, setup, groups.scenario(job)))
     else:
         with rollout_collector(setup.tune_collector):
             asyncio.run(_play_in_flight(chunk, setup, groups, played))
@@ -125,22 +126,28 @@ def play_chunk(chunk: list[Job], done: Callable[[int, list[Finished]], None] | N
 
 @dataclass
 class _Played:
-    log: EpisodeLog
+    """A played episode, logged once its group is complete (`_finish`), with what a GRPO group
+    adds to each log, so that no log is built twice."""
+
+    episode: Episode
+    episode_id: str
     stats: dict[str, float]
     usage: list[EpisodeUsage]
     turns: list[LLMTurn]
+    group_id: str | None = None
+    advantage: float | None = None
 
 
 def _play_held(
-    job: Job, seats: tuple[Seat, Seat], settings: Settings, scenario: NormalizedScenarioPack
+    job: Job, seats: tuple[Seat, Seat], setup: WorkerSetup, scenario: NormalizedScenarioPack
 ) -> _Played:
     """One job played at once by the seats the worker holds."""
-    episode = start_episode(job.key, settings, scenario)
+    episode = start_episode(job.key, setup.settings, scenario)
     seed = rollout_seed(job.key, job.rollout)
     for seat in seats:
         reset_policy(seat, seed)  # type: ignore[arg-type]
     play(episode, *seats)
-    return _Played(episode.to_log(job.episode_id), seat_stats(*seats), [], [])
+    return _Played(episode, job.episode_id, seat_stats(*seats), [], [])
 
 
 async def _play_fresh(job: Job, setup: WorkerSetup, scenario: NormalizedScenarioPack) -> _Played:
@@ -156,7 +163,7 @@ async def _play_fresh(job: Job, setup: WorkerSetup, scenario: NormalizedScenario
         if isinstance(seat, ChatPolicy):
             usage.append(seat.usage(job.episode_id))
             turns.extend(seat.turns)
-    return _Played(episode.to_log(job.episode_id), seat_stats(*pair), usage, turns)
+    return _Played(episode, job.episode_id, seat_stats(*pair), usage, turns)
 
 
 async def _play_in_flight(
@@ -229,19 +236,21 @@ class _Groups:
 
 
 def _finish(played: _Played, setup: WorkerSetup) -> Finished:
-    log = played.log.model_copy(update={"provenance": setup.provenance})
+    log = played.episode.to_log(
+        played.episode_id, provenance=setup.provenance, group_id=played.group_id, advantage=played.advantage
+    )
     turn_lines = [r.model_dump_json() for r in turn_records(log, played.turns)] if setup.turns else []
     line_or_log = log.model_dump_json() if setup.lines else log
     return Finished(line_or_log, digest(log), played.stats, played.usage, turn_lines)
 
 
 def _with_advantages(group: list[_Played]) -> list[_Played]:
-    """The group's logs with their group id and advantage; a group of one is no group."""
+    """The group's rollouts with their group id and advantage; a group of one is no group."""
     if len(group) == 1:
         return group
-    first = group[0].log.episode_id
+    first = group[0].episode_id
     group_id = first[: first.rfind("/")]
-    advantages = group_advantages([p.log.total_rewards[SCIENTIST] for p in group])
+    advantages = group_advantages([p.episode.totals[SCIENTIST] for p in group])
     for played, advantage in zip(group, advantages, strict=True):
-        played.log = played.log.model_copy(update={"group_id": group_id, "advantage": advantage})
+        played.group_id, played.advantage = group_id, advantage
     return group

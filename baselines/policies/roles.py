@@ -58,19 +58,28 @@ def move_of(turn: RetryTurn[ScientistAction] | RetryTurn[LabManagerAction]) -> M
     """The move of a finished turn: its action, or the model's last text when it never parsed
     (the episode records why)."""
     try:
-        return turn.result()[0]
+        return turn.parsed()
     except OutputParseError as error:
         return error.raw_text
 
 
 class RetryingRole(ABC):
-    """What both seats' roles share: the retry budget, and a blocking call that advances the
-    seat's turn with a `GenerateFn`."""
+    """What both seats' roles share: the retry budget, a blocking call that advances the seat's
+    turn with a `GenerateFn`, and the system prompt of the latest scenario. A runner gives every
+    episode a fresh policy but one role, and the rollouts of a GRPO group play one scenario
+    object, so the group builds its prompt once."""
 
     def __init__(self, max_retries: int = 2) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries: must be >= 0, got {max_retries}")
         self.max_retries = max_retries
+        self._latest: tuple[NormalizedScenarioPack, str] | None = None  # a scenario, its prompt
+
+    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        latest = self._latest
+        if latest is None or latest[0] is not scenario:  # a pack is a frozen value: same object, same prompt
+            latest = self._latest = (scenario, self.build_system_prompt(scenario))
+        return latest[1]
 
     def call(
         self, generate: GenerateFn, system_prompt: str, user_message: str
@@ -80,7 +89,8 @@ class RetryingRole(ABC):
         return run_turn(self.start(system_prompt, user_message), generate)
 
     @abstractmethod
-    def system_prompt(self, scenario: NormalizedScenarioPack) -> str: ...
+    def build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+        """The seat's system prompt in `scenario`."""
 
     @abstractmethod
     def user_message(self, episode: Episode, max_chars: int) -> str:
@@ -98,7 +108,7 @@ class ScientistRole(RetryingRole):
 
     agent = SCIENTIST
 
-    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+    def build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
         return build_scientist_system_prompt(scenario)
 
     def user_message(self, episode: Episode, max_chars: int) -> str:
@@ -114,7 +124,7 @@ class LabManagerRole(RetryingRole):
 
     agent = LAB_MANAGER
 
-    def system_prompt(self, scenario: NormalizedScenarioPack) -> str:
+    def build_system_prompt(self, scenario: NormalizedScenarioPack) -> str:
         return build_lab_manager_system_prompt(scenario)
 
     def user_message(self, episode: Episode, max_chars: int) -> str:

@@ -96,14 +96,20 @@ class RetryTurn(Generic[A_co]):
             return
         self._done = True
 
-    def result(self) -> tuple[A_co, RetryMetadata]:
-        """The parsed action and how it went; the last `OutputParseError` when every
-        attempt failed to parse."""
+    def parsed(self) -> A_co:
+        """The parsed action; the last `OutputParseError` when every attempt failed to parse.
+        (`result` adds how it went, which a caller that counts the calls itself need not build.)"""
         if not self._done:
-            raise RuntimeError("result: the turn still needs a reply")
+            raise RuntimeError("the turn still needs a reply")
         if self._action is None:
             assert self._last_error is not None  # a turn over without an action ended in one
             raise self._last_error
+        return self._action
+
+    def result(self) -> tuple[A_co, RetryMetadata]:
+        """The parsed action and how it went; the last `OutputParseError` when every
+        attempt failed to parse."""
+        action = self.parsed()
         error = self._last_error
         metadata = RetryMetadata(
             attempt_count=self.calls,
@@ -111,7 +117,7 @@ class RetryTurn(Generic[A_co]):
             last_error_code=None if error is None else error.code,
             last_error_message=None if error is None else error.message,
         )
-        return self._action, metadata
+        return action, metadata
 
 
 def run_turn(turn: RetryTurn[A], generate_fn: GenerateFn) -> tuple[A, RetryMetadata]:

@@ -4,8 +4,9 @@ The per-pack facts (constraint bounds and terms, essential items and their subst
 pack's own cached properties, shared with validation and the Lab Manager; the ones derived from
 numbers and text (the minimums, the adequate duration, the content words of the hidden reference
 and of the technique) are cached on those values, which recur across the packs of a case.
-Reading them here is a few lookups, so `case_facts` keeps no memo of its own (every episode has
-a new pack).
+`case_facts` keeps the facts of the latest pack it read: a pack is a frozen value, judged at
+every accept (and, under shaping, at every proposal) of its episode, and the rollouts of a GRPO
+group share one pack object.
 """
 
 from __future__ import annotations
@@ -44,9 +45,19 @@ class CaseFacts:
 
 
 _allowed = attrgetter("allowed")
+_latest: tuple[NormalizedScenarioPack, CaseFacts] | None = None  # a pack and its facts
 
 
 def case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
+    """The judge's reading of `pack` (shared: no reader changes it)."""
+    global _latest
+    latest = _latest
+    if latest is None or latest[0] is not pack:
+        latest = _latest = (pack, read_case_facts(pack))
+    return latest[1]
+
+
+def read_case_facts(pack: NormalizedScenarioPack) -> CaseFacts:
     """The judge's reading of `pack`, from the facts the pack derives once for every module."""
     min_samples, min_controls, adequate_days = bound_numbers(pack)
     reference = pack.hidden_reference_spec
