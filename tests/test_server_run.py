@@ -240,6 +240,9 @@ def test_sigterm_with_handshakes_queued_for_their_sessions_exits_without_a_trace
         held[0].sendall(RESET_FRAME * 40)  # never read: they overdraw the budget, then one waits
         held += [_handshake_from("127.0.0.1", port) for _ in range(40)]  # forty wait behind it
         held += [_bare_from("127.0.0.9", port) for _ in range(32 + 50 + 10)]  # ten held, unread
+        # the server takes connections in the order they came: once a later one is answered,
+        # it has taken (and held) the flooder's
+        held.append(_handshake_from("127.0.0.10", port))
         server.process.send_signal(signal.SIGTERM)
         assert server.process.wait(timeout=60) == -signal.SIGTERM
     finally:
