@@ -222,14 +222,11 @@ def _field(field: str, voice: Voice, said: Said) -> str:
     return _capital(value) if field[0].isupper() else value
 
 
+@lru_cache(maxsize=256)  # per split, every order of two or three meanings: 36
 def structures_for(split: str, meanings: tuple[Meaning, ...]) -> tuple[Structure, ...]:
     """The structures of `split`'s pool that say `meanings` (in any order) of as many candidates."""
-    return _structures_for(split, tuple(sorted(meanings)))
-
-
-@lru_cache(maxsize=64)
-def _structures_for(split: str, meanings: tuple[Meaning, ...]) -> tuple[Structure, ...]:
-    return tuple(s for s in pool(split).structures if tuple(sorted(s.meanings)) == meanings)
+    wanted = sorted(meanings)
+    return tuple(s for s in pool(split).structures if sorted(s.meanings) == wanted)
 
 
 def say_together(voice: Voice, group: tuple[Said, ...], u: float) -> tuple[Fact, ...]:
