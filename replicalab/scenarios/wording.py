@@ -203,23 +203,22 @@ def say(voice: Voice, said: Said) -> Fact:
     those of the voice's pool (the case's own sentence being one where it has one)."""
     frames = _frames(voice.split, voice.kinds[said.name], said.meaning, said.own is not None)
     frame, fields = frames[int(said.u * len(frames))]
-    sentence = frame.format_map({field: _field(field, voice, said) for field in fields})
-    return Fact(sentence, said.name, said.meaning)
-
-
-def _field(field: str, voice: Voice, said: Said) -> str:
-    """What a frame's `field` stands for, worked out only for the fields the frame names: the
-    case's own sentence (`clue`, `own`), the name with its article (`name`), the candidate as the
-    voice says it (`para`), the last two capitalised as `Name` and `Para`."""
-    if field in ("clue", "own"):
-        return said.own or ""
-    if field in ("name", "Name"):
-        value = the_name(said.name)
-    elif field in ("para", "Para"):
-        value = _surface(voice, said, by_name=False)
-    else:
-        raise KeyError(field)  # as `str.format` refuses a field it is not given
-    return _capital(value) if field[0].isupper() else value
+    # Each field the frame names, and only those: the case's own sentence (`clue`, `own`), the
+    # name with its article (`name`), the candidate as the voice says it (`para`), the last two
+    # capitalised as `Name` and `Para`.
+    values: dict[str, str] = {}
+    for field in fields:
+        if field in ("clue", "own"):
+            values[field] = said.own or ""
+            continue
+        if field in ("name", "Name"):
+            value = the_name(said.name)
+        elif field in ("para", "Para"):
+            value = _surface(voice, said, by_name=False)
+        else:
+            raise KeyError(field)  # as `str.format` refuses a field it is not given
+        values[field] = _capital(value) if field[0].isupper() else value
+    return Fact(frame.format_map(values), said.name, said.meaning)
 
 
 @lru_cache(maxsize=256)  # per split, every order of two or three meanings: 36
