@@ -228,17 +228,17 @@ def structures_for(split: str, meanings: tuple[Meaning, ...]) -> tuple[Structure
     return tuple(s for s in pool(split).structures if sorted(s.meanings) == wanted)
 
 
-def say_together(voice: Voice, group: tuple[Said, ...], u: float) -> tuple[Fact, ...]:
-    """One structure (`u` picks which) that says of each candidate of `group` its meaning: one
-    `Fact` per candidate, all with the structure's text. `group` must fit one
-    (`structures_for`)."""
-    fitting = structures_for(voice.split, tuple(s.meaning for s in group))
-    if not fitting:
-        raise ValueError(f"group: no structure says {[s.meaning for s in group]}")
-    structure = fitting[int(u * len(fitting))]
+def say_together(voice: Voice, group: tuple[Said, ...], structure: Structure) -> tuple[Fact, ...]:
+    """`structure` (one of the `structures_for` the group's meanings) saying of each candidate of
+    `group` its meaning: one `Fact` per candidate, all with the structure's text."""
     left = list(group)
     slots: list[Said] = []
     for meaning in structure.meanings:
-        slots.append(left.pop([s.meaning for s in left].index(meaning)))
+        meanings = [s.meaning for s in left]
+        if meaning not in meanings:
+            break
+        slots.append(left.pop(meanings.index(meaning)))
+    if left or len(slots) < len(structure.meanings):
+        raise ValueError(f"group: {structure.text!r} does not say {[s.meaning for s in group]}")
     text = structure.text.format(*(_surface(voice, s, by_name=s.u * 3 % 1 < 0.5) for s in slots))
     return tuple(Fact(text, s.name, s.meaning) for s in slots)
