@@ -116,9 +116,9 @@ def draw_study(
     technique = case.techniques[int(technique_u * len(case.techniques))]
     n_elements = element_count(case, LEVELS[level].element_spread, count_u)
     drawn = _chosen(len(case.elements), element_ranks, n_elements)
-    elements = tuple(e for i, e in enumerate(case.elements) if i in drawn)
+    elements = tuple(case.elements[i] for i in sorted(drawn))
     kept = _chosen(len(case.controls), control_ranks, case.control_count)
-    controls = tuple(c for i, c in enumerate(case.controls) if i in kept)
+    controls = tuple(case.controls[i] for i in sorted(kept))
     low, high = case.sample_size_range
     n = low + int(n_u * (high - low + 1))
     effect = _effect(case, n, effect_u)
