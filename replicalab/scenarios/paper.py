@@ -25,7 +25,16 @@ from replicalab.models import Candidates, Paper, SampleUnit
 from replicalab.power import effect_for, needed_samples
 from replicalab.scenarios.difficulty import LEVELS, Level
 from replicalab.scenarios.types import Choice, Difficulty, Element, HiddenReferenceSpec, PaperCase
-from replicalab.scenarios.wording import Fact, Said, Voice, say, say_together, structures_for, voice
+from replicalab.scenarios.wording import (
+    Fact,
+    Said,
+    Structure,
+    Voice,
+    say,
+    say_together,
+    structures_for,
+    voice,
+)
 
 P_DENIED = 0.4
 """The chance that it says, of each other candidate element, that the study did not do it."""
@@ -107,9 +116,9 @@ def draw_study(
     technique = case.techniques[int(technique_u * len(case.techniques))]
     n_elements = element_count(case, LEVELS[level].element_spread, count_u)
     drawn = _chosen(len(case.elements), element_ranks, n_elements)
-    elements = tuple(e for i, e in enumerate(case.elements) if i in drawn)
+    elements = tuple(case.elements[i] for i in sorted(drawn))
     kept = _chosen(len(case.controls), control_ranks, case.control_count)
-    controls = tuple(c for i, c in enumerate(case.controls) if i in kept)
+    controls = tuple(case.controls[i] for i in sorted(kept))
     low, high = case.sample_size_range
     n = low + int(n_u * (high - low + 1))
     effect = _effect(case, n, effect_u)
@@ -251,21 +260,26 @@ def _grouped(voice: Voice, kinds: list[list[Said]], joins: list[float]) -> list[
         while i < len(stated):
             coin = joins[at % len(joins)]
             at += 1
-            size, p = 1, 1.0
+            size, structure = 1, None
             for k, chance in _JOINS:
-                if coin < chance and _fits(voice, stated[i : i + k], k):
-                    size, p = k, chance
+                fitting = _fitting(voice, stated[i : i + k], k) if coin < chance else ()
+                if fitting:
+                    size, structure = k, fitting[int(coin / chance * len(fitting))]
                     break
-            group = tuple(stated[i : i + size])
-            units.append(say_together(voice, group, coin / p) if size > 1 else (say(voice, group[0]),))
+            if structure is None:
+                units.append((say(voice, stated[i]),))
+            else:
+                units.append(say_together(voice, tuple(stated[i : i + size]), structure))
             i += size
     return units
 
 
-def _fits(voice: Voice, group: list[Said], size: int) -> bool:
-    """Whether `group` is `size` distinct candidates that a structure of the pool says together."""
-    distinct = len({s.name for s in group}) == len(group) == size
-    return distinct and bool(structures_for(voice.split, tuple(s.meaning for s in group)))
+def _fitting(voice: Voice, group: list[Said], size: int) -> tuple[Structure, ...]:
+    """The structures of the pool that say `group` together: none unless it is `size` distinct
+    candidates."""
+    if len(group) != size or len({s.name for s in group}) != size:
+        return ()
+    return structures_for(voice.split, tuple(s.meaning for s in group))
 
 
 def method_of(intro: str, facts: list[Fact]) -> str:

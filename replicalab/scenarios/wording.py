@@ -203,46 +203,42 @@ def say(voice: Voice, said: Said) -> Fact:
     those of the voice's pool (the case's own sentence being one where it has one)."""
     frames = _frames(voice.split, voice.kinds[said.name], said.meaning, said.own is not None)
     frame, fields = frames[int(said.u * len(frames))]
-    sentence = frame.format_map({field: _field(field, voice, said) for field in fields})
-    return Fact(sentence, said.name, said.meaning)
+    # Each field the frame names, and only those: the case's own sentence (`clue`, `own`), the
+    # name with its article (`name`), the candidate as the voice says it (`para`), the last two
+    # capitalised as `Name` and `Para`.
+    values: dict[str, str] = {}
+    for field in fields:
+        if field in ("clue", "own"):
+            values[field] = said.own or ""
+            continue
+        if field in ("name", "Name"):
+            value = the_name(said.name)
+        elif field in ("para", "Para"):
+            value = _surface(voice, said, by_name=False)
+        else:
+            raise KeyError(field)  # as `str.format` refuses a field it is not given
+        values[field] = _capital(value) if field[0].isupper() else value
+    return Fact(frame.format_map(values), said.name, said.meaning)
 
 
-def _field(field: str, voice: Voice, said: Said) -> str:
-    """What a frame's `field` stands for, worked out only for the fields the frame names: the
-    case's own sentence (`clue`, `own`), the name with its article (`name`), the candidate as the
-    voice says it (`para`), the last two capitalised as `Name` and `Para`."""
-    if field in ("clue", "own"):
-        return said.own or ""
-    if field in ("name", "Name"):
-        value = the_name(said.name)
-    elif field in ("para", "Para"):
-        value = _surface(voice, said, by_name=False)
-    else:
-        raise KeyError(field)  # as `str.format` refuses a field it is not given
-    return _capital(value) if field[0].isupper() else value
-
-
+@lru_cache(maxsize=256)  # per split, every order of two or three meanings: 36
 def structures_for(split: str, meanings: tuple[Meaning, ...]) -> tuple[Structure, ...]:
     """The structures of `split`'s pool that say `meanings` (in any order) of as many candidates."""
-    return _structures_for(split, tuple(sorted(meanings)))
+    wanted = sorted(meanings)
+    return tuple(s for s in pool(split).structures if sorted(s.meanings) == wanted)
 
 
-@lru_cache(maxsize=64)
-def _structures_for(split: str, meanings: tuple[Meaning, ...]) -> tuple[Structure, ...]:
-    return tuple(s for s in pool(split).structures if tuple(sorted(s.meanings)) == meanings)
-
-
-def say_together(voice: Voice, group: tuple[Said, ...], u: float) -> tuple[Fact, ...]:
-    """One structure (`u` picks which) that says of each candidate of `group` its meaning: one
-    `Fact` per candidate, all with the structure's text. `group` must fit one
-    (`structures_for`)."""
-    fitting = structures_for(voice.split, tuple(s.meaning for s in group))
-    if not fitting:
-        raise ValueError(f"group: no structure says {[s.meaning for s in group]}")
-    structure = fitting[int(u * len(fitting))]
+def say_together(voice: Voice, group: tuple[Said, ...], structure: Structure) -> tuple[Fact, ...]:
+    """`structure` (one of the `structures_for` the group's meanings) saying of each candidate of
+    `group` its meaning: one `Fact` per candidate, all with the structure's text."""
     left = list(group)
     slots: list[Said] = []
     for meaning in structure.meanings:
-        slots.append(left.pop([s.meaning for s in left].index(meaning)))
+        meanings = [s.meaning for s in left]
+        if meaning not in meanings:
+            break
+        slots.append(left.pop(meanings.index(meaning)))
+    if left or len(slots) < len(structure.meanings):
+        raise ValueError(f"group: {structure.text!r} does not say {[s.meaning for s in group]}")
     text = structure.text.format(*(_surface(voice, s, by_name=s.u * 3 % 1 < 0.5) for s in slots))
     return tuple(Fact(text, s.name, s.meaning) for s in slots)
