@@ -204,8 +204,8 @@ def _lab_facts(
         budget = study_cost * (row.budget.least + row.budget.spread * draws.budget)
     else:
         low, high = row.budget.low, row.budget.high
-        samples = study_plan.sample_size * rates.per_sample  # the part of its cost that its samples are
-        fixed = estimate_protocol_cost(study_plan, rates=rates) - samples
+        fixed = estimate_protocol_cost(study_plan, 0, rates)
+        samples = estimate_protocol_cost(study_plan, rates=rates) - fixed
         budget = fixed + samples * (low + (high - low) * draws.budget)
     remaining = float(max(round(budget / 10.0) * 10.0, bounds.least_budget))
     return LabFacts(
