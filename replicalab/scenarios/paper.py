@@ -140,16 +140,6 @@ def draw_study(
         reported_effect_size=effect,
         sample_unit=unit,
     )
-    reference = HiddenReferenceSpec(
-        summary=f"{case.title}: {technique.name}, with {'; '.join(e.name for e in elements)}",
-        required_elements=[e.name for e in elements],
-        flexible_elements=list(case.flexible_elements),
-        target_metric=case.target_metric,
-        target_value=float(target),
-        technique=technique.name,
-        original_controls=[c.name for c in controls],
-        sample_size=n,
-    )
     return Study(
         technique=technique,
         elements=elements,
@@ -161,7 +151,28 @@ def draw_study(
         facts=tuple(facts),
         hypothesis=hypothesis,
         success_criteria=tuple(filled(text) for text in case.success_criteria),
-        reference=reference,
+        reference=_reference(case, technique, elements, controls, n, target),
+    )
+
+
+def _reference(
+    case: PaperCase,
+    technique: Choice,
+    elements: tuple[Element, ...],
+    controls: tuple[Choice, ...],
+    n: int,
+    target: str,
+) -> HiddenReferenceSpec:
+    """What the judge holds the plan to: the study as it was run, never shown to a seat."""
+    return HiddenReferenceSpec(
+        summary=f"{case.title}: {technique.name}, with {'; '.join(e.name for e in elements)}",
+        required_elements=[e.name for e in elements],
+        flexible_elements=list(case.flexible_elements),
+        target_metric=case.target_metric,
+        target_value=float(target),
+        technique=technique.name,
+        original_controls=[c.name for c in controls],
+        sample_size=n,
     )
 
 
