@@ -70,6 +70,12 @@ def attacker_http(base: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=base, timeout=30, transport=transport)
 
 
+async def again(request: Awaitable[httpx.Response]) -> None:
+    """Send, and carry on if the server dropped the connection (an attacker asks again)."""
+    with contextlib.suppress(httpx.TransportError):
+        await request
+
+
 def baseline_moves(seed: int) -> list[dict[str, Any]]:
     env = ScientistEnv()
     env.reset(seed=seed)
@@ -151,8 +157,8 @@ async def cross_transport(ws: ClientConnection, base: str, until: float) -> int:
     async with attacker_http(base) as http:
         while time.perf_counter() < until:
             header = {"X-Session-Id": f"guess-{sent}"}
-            await http.post("/step", json={"action": {"text": "{}"}}, headers=header)
-            await http.get("/state", headers=header)
+            await again(http.post("/step", json={"action": {"text": "{}"}}, headers=header))
+            await again(http.get("/state", headers=header))
             sent += 2
     return sent
 
@@ -161,7 +167,7 @@ async def stateless_resets(ws: ClientConnection, base: str, until: float) -> int
     sent = 0
     async with attacker_http(base) as http:
         while time.perf_counter() < until:
-            await http.post("/reset", json={"seed": sent})
+            await again(http.post("/reset", json={"seed": sent}))
             sent += 1
     return sent
 
@@ -220,7 +226,7 @@ async def spoofed_forwarding(ws: ClientConnection, base: str, until: float) -> i
             while time.perf_counter() < until:
                 claimed = "127.0.0.1" if sent % 2 else f"10.{n}.{sent // 256 % 256}.{sent % 256}"
                 headers = {"X-Forwarded-For": claimed, "Forwarded": f"for={claimed}"}
-                await http.post("/reset", json={}, headers=headers)
+                await again(http.post("/reset", json={}, headers=headers))
                 sent += 1
         return sent
 

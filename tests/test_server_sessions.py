@@ -239,7 +239,10 @@ def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="uvicorn.error")
-    settings = ServerSettings(max_overdraft_s=1e9, max_queued_per_client=2)
+    settings = ServerSettings(max_overdraft_s=1e9, max_queued_per_client=2, flood_cooldown_s=0.5)
+
+    def cooling() -> bool:
+        return live.on_loop(lambda: live.sessions.tarpit.cooling("127.0.0.1"))
 
     with serve_in_thread(settings) as live, connect(live.ws_url):
         budget = live.sessions.budget("127.0.0.1")
@@ -252,8 +255,13 @@ def test_an_address_over_its_budget_waits_its_turn_and_another_address_does_not(
                 connect(live.ws_url, open_timeout=10)
             assert refused.value.response.status_code == 429
             assert b"TOO_MANY_REQUESTS" in refused.value.response.body
+            # asking past a full queue is a flood: the address cools down (its new connections
+            # are held unanswered till it ends), and is refused again once it asks past it again
+            assert cooling()
+            assert _wait_until(lambda: not cooling())
             stateless = httpx.post(f"{live.url}/reset", json={}, timeout=10)
             assert (stateless.status_code, stateless.json()["error"]["code"]) == (429, "TOO_MANY_REQUESTS")
+            assert cooling()
             # another address has its own budget: 127.0.0.2 is this machine too
             transport = httpx.HTTPTransport(local_address="127.0.0.2")
             with httpx.Client(transport=transport, base_url=live.url) as other:

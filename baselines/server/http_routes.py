@@ -74,8 +74,10 @@ def add_session_routes(app: FastAPI, table: SessionTable) -> None:
     settings = table.settings
 
     def turn(request: Request) -> Any:
-        budget = table.budget(client_of(request.scope))
-        return budget.turn(table.stopping, settings.max_queued_per_client)
+        client = client_of(request.scope)
+        if table.turned_away(client):
+            raise WireError(ErrorCode.TOO_MANY_REQUESTS, "this client address has a full queue already")
+        return table.budget(client).turn(table.stopping, settings.max_queued_per_client)
 
     @app.post("/reset")
     async def reset(request: Request) -> JSONResponse:
@@ -137,14 +139,18 @@ def _session(table: SessionTable, request: Request) -> Session:
 
 
 def add_error_handlers(app: FastAPI) -> None:
-    """A refusal answers its request alone with its code; a fault is logged with its trace."""
+    """A refusal answers its request alone with its code; a fault is logged with its trace. A
+    request refused because its address's queue is full closes its connection too: the address
+    is cooling down, and its next request must come on a new connection, which is held."""
 
     @app.exception_handler(WireError)
     async def refused(request: Request, exc: WireError) -> JSONResponse:
         events.event(
             "request_refused", code=exc.code.value, path=request.url.path, client=client_of(request.scope)
         )
-        return JSONResponse({"error": exc.payload()}, status_code=exc.status)
+        flooding = exc.code is ErrorCode.TOO_MANY_REQUESTS
+        headers = {"connection": "close"} if flooding else None
+        return JSONResponse({"error": exc.payload()}, status_code=exc.status, headers=headers)
 
     @app.exception_handler(Exception)
     async def fault(request: Request, exc: Exception) -> JSONResponse:

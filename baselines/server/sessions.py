@@ -113,9 +113,14 @@ class SessionTable:
         return budget
 
     def turned_away(self, client: str) -> bool:
-        """Whether `client`'s queue for its budget is full: whatever it asks next is refused."""
+        """Whether `client`'s queue for its budget is full: whatever it asks next is refused, and
+        asking more than its queue holds is a flood (its cool-down begins), since a client that
+        asks again the moment it is refused makes each refusal work no budget is charged with."""
         budget = self._budgets.get(client)
-        return budget is not None and budget.full(self.settings.max_queued_per_client)
+        if budget is None or not budget.full(self.settings.max_queued_per_client):
+            return False
+        self.tarpit.cool_down(client, "queue_full")
+        return True
 
     def connection_opened(self, client: str) -> bool:
         """Count a new connection of `client`'s; False (counting nothing) if the address is cooling
