@@ -5,8 +5,8 @@ a client that reconnects the moment it is refused or dropped turns each refusal 
 connection to accept and drop, thousands a second, work of the event loop's that no budget is
 charged with (and, on a small machine, the client's own reconnecting takes CPU from the server
 too). So once an address floods (it opens more connections than its sessions and queue could
-use, is `max_overdraft_s` over its budget, or pings faster than a keep-alive or leaves its pongs
-unread), it cools down for `flood_cooldown_s`: every new connection of the address's is held
+use, is `max_overdraft_s` over its budget, asks past a full queue, or pings faster than a
+keep-alive or leaves its pongs unread), it cools down for `flood_cooldown_s`: every new connection of the address's is held
 (its reading paused: nothing it sends is parsed), answered nothing, and closed when the
 cool-down ends. A client that waits for an answer waits that long instead of spinning; one that
 keeps connecting piles up connections that cost the server a descriptor each, and that the
