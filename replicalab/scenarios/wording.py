@@ -29,7 +29,6 @@ import re
 from collections.abc import Iterator
 from functools import cache, lru_cache
 from importlib import resources
-from string import Formatter
 from typing import Literal, NamedTuple
 
 from replicalab.text import STOP_WORDS, content_words, words
@@ -111,11 +110,14 @@ def pool(split: str) -> Pool:
 
 
 class Voice(NamedTuple):
-    """How one case's candidates are said in one split: each name's descriptions."""
+    """How one case's candidates are said in one split: each name's descriptions, and every way
+    a sentence says it, worked out once for the case's packs."""
 
     split: str
     descriptions: dict[str, tuple[str, ...]]  # name -> its descriptions (empty: said by name only)
     kinds: dict[str, Kind]  # name -> its kind
+    # name -> (text, capitalised) of its `the_name`, then of each of its descriptions
+    surfaces: dict[str, tuple[tuple[str, str], ...]]
 
 
 @lru_cache(maxsize=256)  # one per case and split
@@ -133,7 +135,11 @@ def voice(split: str, names: tuple[tuple[str, Kind], ...]) -> Voice:
             for template in templates[kind]
             if anchor is not None and roots(template.format(anchor="")).isdisjoint(others | roots(name))
         )
-    return Voice(split, out, dict(names))
+    surfaces = {
+        name: tuple((text, _capital(text)) for text in (the_name(name), *described))
+        for name, described in out.items()
+    }
+    return Voice(split, out, dict(names), surfaces)
 
 
 @lru_cache(maxsize=8192)
@@ -162,13 +168,13 @@ def anchor_of(name: str, others: frozenset[str]) -> str | None:
 _TOKEN = re.compile(r"[\w'-]+")  # a word as `anchor_of` finds it: no letter, digit, ' or - beside it
 
 
-def _surface(voice: Voice, said: Said, by_name: bool) -> str:
-    """The candidate as a sentence says it: its name with its article (`the_name`), or one of
-    its descriptions."""
-    described = voice.descriptions.get(said.name, ())
-    if by_name or not described:
-        return the_name(said.name)
-    return described[int(said.u * 7 % 1 * len(described))]
+def _surface(voice: Voice, said: Said, by_name: bool) -> tuple[str, str]:
+    """The candidate as a sentence says it, and capitalised: its name with its article
+    (`the_name`), or one of its descriptions."""
+    surfaces = voice.surfaces[said.name]
+    if by_name or len(surfaces) == 1:
+        return surfaces[0]
+    return surfaces[1 + int(said.u * 7 % 1 * (len(surfaces) - 1))]
 
 
 @lru_cache(maxsize=4096)  # candidate names recur across packs; a pack says some several times
@@ -187,38 +193,30 @@ def _capital(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+_FIELDS = ("clue", "own", "name", "Name", "para", "Para")
+"""The fields a frame may name: the case's own sentence (`clue` for a use, `own` for a denial),
+the name with its article (`name`), the candidate as the voice says it (`para`), the last two
+capitalised as `Name` and `Para`."""
+
+
 @cache
-def _frames(split: str, kind: Kind, meaning: Meaning, own: bool) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """The frames of `split`'s pool for a `kind` and `meaning`, each with the fields it names;
-    the case's own sentence only where it has one."""
-    return tuple(
-        (f, tuple(dict.fromkeys(field for _, field, _, _ in Formatter().parse(f) if field)))
-        for f in pool(split).frames_of(kind)[meaning]
-        if own or not f.startswith(OWN)
-    )
+def _frames(split: str, kind: Kind, meaning: Meaning, own: bool) -> tuple[str, ...]:
+    """The frames of `split`'s pool for a `kind` and `meaning` (the case's own sentence only
+    where it has one), each field numbered by its place in `_FIELDS`: `say` fills a frame from
+    a tuple, which costs less than naming the fields."""
+    numbered = {field: f"{{{i}}}" for i, field in enumerate(_FIELDS)}
+    frames = pool(split).frames_of(kind)[meaning]
+    return tuple(f.format_map(numbered) for f in frames if own or not f.startswith(OWN))
 
 
 def say(voice: Voice, said: Said) -> Fact:
     """A sentence that says `said.meaning` of the candidate, in the frame `said.u` picks among
     those of the voice's pool (the case's own sentence being one where it has one)."""
     frames = _frames(voice.split, voice.kinds[said.name], said.meaning, said.own is not None)
-    frame, fields = frames[int(said.u * len(frames))]
-    # Each field the frame names, and only those: the case's own sentence (`clue`, `own`), the
-    # name with its article (`name`), the candidate as the voice says it (`para`), the last two
-    # capitalised as `Name` and `Para`.
-    values: dict[str, str] = {}
-    for field in fields:
-        if field in ("clue", "own"):
-            values[field] = said.own or ""
-            continue
-        if field in ("name", "Name"):
-            value = the_name(said.name)
-        elif field in ("para", "Para"):
-            value = _surface(voice, said, by_name=False)
-        else:
-            raise KeyError(field)  # as `str.format` refuses a field it is not given
-        values[field] = _capital(value) if field[0].isupper() else value
-    return Fact(frame.format_map(values), said.name, said.meaning)
+    (named, named_capital), (para, para_capital) = voice.surfaces[said.name][0], _surface(voice, said, False)
+    own = said.own or ""
+    text = frames[int(said.u * len(frames))].format(own, own, named, named_capital, para, para_capital)
+    return Fact(text, said.name, said.meaning)
 
 
 @lru_cache(maxsize=256)  # per split, every order of two or three meanings: 36
@@ -240,5 +238,5 @@ def say_together(voice: Voice, group: tuple[Said, ...], structure: Structure) ->
         slots.append(left.pop(meanings.index(meaning)))
     if left or len(slots) < len(structure.meanings):
         raise ValueError(f"group: {structure.text!r} does not say {[s.meaning for s in group]}")
-    text = structure.text.format(*(_surface(voice, s, by_name=s.u * 3 % 1 < 0.5) for s in slots))
+    text = structure.text.format(*(_surface(voice, s, by_name=s.u * 3 % 1 < 0.5)[0] for s in slots))
     return tuple(Fact(text, s.name, s.meaning) for s in slots)
