@@ -19,7 +19,11 @@ public is read off the hidden spec: both come from the draw.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Container
 from dataclasses import dataclass
+from itertools import accumulate, chain, cycle, groupby, islice
+from operator import itemgetter
+from typing import Any
 
 from replicalab.models import Candidates, Paper, SampleUnit
 from replicalab.power import effect_for, needed_samples
@@ -73,6 +77,19 @@ _WORDING_SLOTS = (8, 8, 8, 4, 4, 6, 6, 40, 32)  # element forms, mentions, menti
 # coins, technique forms, control coins, control forms, order, joins
 
 
+def _parts(slots: tuple[int, ...]) -> Callable[[list[float]], tuple[Any, ...]]:
+    """What cuts a block of uniforms into consecutive parts of the `slots`' widths, in one call
+    (an `itemgetter` of the slices): a width-1 part is a single draw, a wider one a list."""
+    ends = accumulate(slots)
+    return itemgetter(
+        *(end - 1 if width == 1 else slice(end - width, end) for width, end in zip(slots, ends, strict=True))
+    )
+
+
+_STUDY_PARTS = _parts(_SLOTS)
+_WORDING_PARTS = _parts(_WORDING_SLOTS)
+
+
 @dataclass(frozen=True)
 class Study:
     """What one pack's paper reports, and the hidden spec the judge reads (both from one draw)."""
@@ -110,10 +127,11 @@ def draw_study(
     """The study of a pack, from `STUDY_DRAWS` uniforms in [0, 1) and `WORDING_DRAWS` more for
     the way its paper says it; `voice` is how the case's candidates are said (`voice_of`, which
     every pack of the case shares) and `unit` what one of its samples is (its family's)."""
-    parts = _split(u, _SLOTS)
-    (technique_u,), element_ranks, control_ranks, (n_u,), (target_u,), said, denied = parts[:7]
-    (effect_u,), (count_u,) = parts[7:9]
-    technique = case.techniques[int(technique_u * len(case.techniques))]
+    technique_u, element_ranks, control_ranks, n_u, target_u, said, denied, effect_u, count_u, _ = (
+        _STUDY_PARTS(u)
+    )
+    technique_at = int(technique_u * len(case.techniques))
+    technique = case.techniques[technique_at]
     n_elements = element_count(case, LEVELS[level].element_spread, count_u)
     drawn = _chosen(len(case.elements), element_ranks, n_elements)
     elements = tuple(case.elements[i] for i in sorted(drawn))
@@ -124,7 +142,7 @@ def draw_study(
     effect = _effect(case, n, effect_u)
     t_low, t_high = case.target_range
     target = f"{t_low + (t_high - t_low) * target_u:.{case.target_decimals}f}"
-    facts = _method_facts(case, voice, technique, drawn, kept, (said, denied), wording, LEVELS[level])
+    facts = _method_facts(case, voice, technique_at, drawn, kept, (said, denied), wording, LEVELS[level])
     method = method_of(case.method_intro, facts)
 
     def filled(text: str) -> str:
@@ -204,7 +222,7 @@ def _effect(case: PaperCase, n: int, u: float) -> float:
 def _method_facts(
     case: PaperCase,
     voice: Voice,
-    technique: Choice,
+    technique_at: int,
     drawn: frozenset[int],
     kept: frozenset[int],
     coins: tuple[list[float], list[float]],
@@ -212,33 +230,17 @@ def _method_facts(
     level: Level,
 ) -> list[Fact]:
     """What the method paragraph states, sentence by sentence in its drawn order: the technique
-    used and each original control, with the chances `level` sets (`p_technique_said`,
-    `p_control_said`), each required element with chance `p_said`, some candidates
+    used (the `technique_at`-th) and each original control, with the chances `level` sets
+    (`p_technique_said`, `p_control_said`), each required element with chance `p_said`, some candidates
     the study did not use, and mentions of candidates that say nothing about this study, in the
     wording of the case's split; some neighbours of one kind are said together, in one of the
     pool's structures. `coins` are the study's said and denied draws for the elements."""
-    said, denied = coins
-    forms, mentioned, mention_forms, t_coins, t_forms, c_coins, c_forms, order, joins = _split(
-        wording, _WORDING_SLOTS
+    forms, mentioned, mention_forms, t_coins, t_forms, c_coins, c_forms, order, joins = _WORDING_PARTS(
+        wording
     )
-    techniques: list[Said] = []
-    for i, t in enumerate(case.techniques):
-        if t is technique:
-            if t_coins[i] < level.p_technique_said:
-                techniques.append(Said(t.name, "used", t_forms[i], t.clue))
-        elif t_coins[i] < P_OTHER:
-            techniques.append(
-                Said(t.name, "not_used" if t_forms[i] < 0.5 else "mentioned", 2 * t_forms[i] % 1, None)
-            )
-    controls: list[Said] = []
-    for i, c in enumerate(case.controls):
-        if i in kept:
-            if c_coins[i] < level.p_control_said:
-                controls.append(Said(c.name, "used", c_forms[i], c.clue))
-        elif c_coins[i] < P_OTHER:
-            controls.append(
-                Said(c.name, "not_used" if c_forms[i] < 0.5 else "mentioned", 2 * c_forms[i] % 1, None)
-            )
+    techniques = _choices_said(case.techniques, {technique_at}, (t_coins, t_forms), level.p_technique_said)
+    controls = _choices_said(case.controls, kept, (c_coins, c_forms), level.p_control_said)
+    said, denied = coins
     said_at = dict(zip(sorted(drawn), said, strict=False))  # the i-th required element's coin
     denied_at = dict(zip((i for i in range(len(case.elements)) if i not in drawn), denied, strict=False))
     elements: list[Said] = []
@@ -250,8 +252,26 @@ def _method_facts(
         if mentioned[i] < P_MENTIONED:
             elements.append(Said(e.name, "mentioned", mention_forms[i], None))
     units = _grouped(voice, [techniques, controls, elements], joins)
-    ranked = sorted(range(len(units)), key=lambda i: order[i % len(order)])
-    return [fact for i in ranked for fact in units[i]]
+    ranks = list(islice(cycle(order), len(units)))  # the i-th unit's place
+    return list(chain.from_iterable(units[i] for i in sorted(range(len(units)), key=ranks.__getitem__)))
+
+
+def _choices_said(
+    choices: list[Choice], used: Container[int], draws: tuple[list[float], list[float]], p_used: float
+) -> list[Said]:
+    """What the method says of the technique variants or controls `choices`: each one `used`
+    with chance `p_used`, each other one with chance `P_OTHER`, that the study did not use it or
+    only as a mention (the i-th reads the i-th of the `draws`' coins and forms)."""
+    coins, forms = draws
+    out: list[Said] = []
+    for i, choice in enumerate(choices):
+        if i in used:
+            if coins[i] < p_used:
+                out.append(Said(choice.name, "used", forms[i], choice.clue))
+        elif coins[i] < P_OTHER:
+            form = forms[i]
+            out.append(Said(choice.name, "not_used" if form < 0.5 else "mentioned", 2 * form % 1, None))
+    return out
 
 
 def voice_of(case: PaperCase) -> Voice:
@@ -265,18 +285,12 @@ def _grouped(voice: Voice, kinds: list[list[Said]], joins: list[float]) -> list[
     when its join draw is under `P_JOIN` (`P_TRIPLE` for three) and a structure of the pool says
     it with the next ones of its kind, together with them."""
     units: list[tuple[Fact, ...]] = []
-    at = 0
+    coins = cycle(joins)  # one per sentence (or pair)
     for stated in kinds:
         i = 0
         while i < len(stated):
-            coin = joins[at % len(joins)]
-            at += 1
-            size, structure = 1, None
-            for k, chance in _JOINS:
-                fitting = _fitting(voice, stated[i : i + k], k) if coin < chance else ()
-                if fitting:
-                    size, structure = k, fitting[int(coin / chance * len(fitting))]
-                    break
+            coin = next(coins)
+            size, structure = _join(voice.split, stated, i, coin) if coin < P_JOIN else (1, None)
             if structure is None:
                 units.append((say(voice, stated[i]),))
             else:
@@ -285,34 +299,28 @@ def _grouped(voice: Voice, kinds: list[list[Said]], joins: list[float]) -> list[
     return units
 
 
-def _fitting(voice: Voice, group: list[Said], size: int) -> tuple[Structure, ...]:
-    """The structures of the pool that say `group` together: none unless it is `size` distinct
-    candidates."""
-    if len(group) != size or len({s.name for s in group}) != size:
-        return ()
-    return structures_for(voice.split, tuple(s.meaning for s in group))
+def _join(split: str, stated: list[Said], i: int, coin: float) -> tuple[int, Structure | None]:
+    """How many of `stated` from the `i`-th on a sentence says together, and in which of the
+    pool's structures, for the join draw `coin` (under `P_JOIN`, the largest of `_JOINS`'
+    chances); (1, None) when it says the `i`-th alone. A group is that many distinct candidates."""
+    for size, chance in _JOINS:
+        group = stated[i : i + size]
+        if coin < chance and len(group) == size and len({s.name for s in group}) == size:
+            fitting = structures_for(split, tuple(s.meaning for s in group))
+            if fitting:
+                return size, fitting[int(coin / chance * len(fitting))]
+    return 1, None
 
 
 def method_of(intro: str, facts: list[Fact]) -> str:
     """The method paragraph: `intro`, then each sentence of `facts` once (a structure's facts
     share theirs, side by side)."""
-    texts = [intro]
-    for previous, fact in zip([None, *facts], facts, strict=False):
-        if previous is None or fact.sentence != previous.sentence:
-            texts.append(fact.sentence)
-    return " ".join(texts)
-
-
-def _split(u: list[float], slots: tuple[int, ...]) -> list[list[float]]:
-    """`u` cut into consecutive slices of the `slots`' widths; a width-1 slice is a single draw."""
-    parts: list[list[float]] = []
-    start = 0
-    for width in slots:
-        parts.append(u[start : start + width])
-        start += width
-    return parts
+    sentences = (sentence for sentence, _ in groupby(fact.sentence for fact in facts))
+    return " ".join([intro, *sentences])
 
 
 def _chosen(n: int, ranks: list[float], k: int) -> frozenset[int]:
-    """The indices of the `k` of `n` choices of lowest rank."""
-    return frozenset(sorted(range(n), key=lambda i: ranks[i % len(ranks)])[:k])
+    """The indices of the `k` of `n` choices of lowest rank (the i-th has rank i modulo the
+    ranks' number)."""
+    rank = list(islice(cycle(ranks), n))
+    return frozenset(sorted(range(n), key=rank.__getitem__)[:k])
