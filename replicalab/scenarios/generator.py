@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from replicalab.models import LabManagerObservation, ScientistObservation, Substitution
+from replicalab.models import Substitution
 from replicalab.prices import RATE_DRAWS
 from replicalab.scenarios.key import ScenarioKey
 from replicalab.scenarios.lab_draws import LAB_DRAWS, Draws, draw_lab
@@ -118,59 +118,64 @@ def _assemble(
     )
     resources = [listed.item for listed in listing.values()]
     paper, goal = study.paper, case.case.experiment_goal
-    return NormalizedScenarioPack(
-        scenario_id=scenario_id,
-        template=template,
-        split=split,
-        difficulty=level,
-        seed=seed,
-        domain_id=plan.data.domain_id,
-        case_id=case.case.case_id,
-        paper=paper,
-        candidates=case.candidates,
-        experiment_goal=goal,
-        task_summary=case.case.task_summary,
-        success_criteria=list(study.success_criteria),
-        constraints=constraints,
-        resources=resources,
-        allowed_substitutions=substitutions,
-        hidden_reference_spec=study.reference,
-        lab=lab,
-        scientist_observation=ScientistObservation(
-            paper=paper,
-            experiment_goal=goal,
-            constraints=constraints,
-            resources=resources,
-            substitutions=substitutions,
-            candidates=case.candidates,
-            conversation_history=[],
-            current_protocol=None,
-            round_number=1,
-            max_rounds=DEFAULT_MAX_ROUNDS,
-        ),
-        lab_manager_observation=_lab_manager_opening(listing, lab),
+    # One validation for the pack and its two opening observations, given as their fields: a
+    # model built apart and then nested costs the pack its own call more.
+    return NormalizedScenarioPack.model_validate(
+        {
+            "scenario_id": scenario_id,
+            "template": template,
+            "split": split,
+            "difficulty": level,
+            "seed": seed,
+            "domain_id": plan.data.domain_id,
+            "case_id": case.case.case_id,
+            "paper": paper,
+            "candidates": case.candidates,
+            "experiment_goal": goal,
+            "task_summary": case.case.task_summary,
+            "success_criteria": list(study.success_criteria),
+            "constraints": constraints,
+            "resources": resources,
+            "allowed_substitutions": substitutions,
+            "hidden_reference_spec": study.reference,
+            "lab": lab,
+            "scientist_observation": {
+                "paper": paper,
+                "experiment_goal": goal,
+                "constraints": constraints,
+                "resources": resources,
+                "substitutions": substitutions,
+                "candidates": case.candidates,
+                "conversation_history": [],
+                "current_protocol": None,
+                "round_number": 1,
+                "max_rounds": DEFAULT_MAX_ROUNDS,
+            },
+            "lab_manager_observation": _lab_manager_opening(listing, lab),
+        }
     )
 
 
-def _lab_manager_opening(listing: dict[str, Listed], lab: LabFacts) -> LabManagerObservation:
-    """The Lab Manager's first observation: the lab's facts, its items on their four shelves."""
+def _lab_manager_opening(listing: dict[str, Listed], lab: LabFacts) -> dict[str, object]:
+    """The fields of the Lab Manager's first observation (`LabManagerObservation`): the lab's
+    facts, its items on their four shelves."""
     shelves: tuple[list[str], ...] = ([], [], [], [])
     for name, listed in listing.items():
         shelves[listed.shelf].append(name)
-    return LabManagerObservation(
-        budget_total=lab.budget_total,
-        budget_remaining=lab.budget_remaining,
-        equipment_available=shelves[0],
-        equipment_booked=shelves[1],
-        reagents_in_stock=shelves[2],
-        reagents_out_of_stock=shelves[3],
-        staff_count=lab.staff_count,
-        time_limit_days=lab.time_limit_days,
-        safety_restrictions=lab.safety_restrictions,
-        conversation_history=[],
-        current_protocol=None,
-        round_number=1,
-        max_rounds=DEFAULT_MAX_ROUNDS,
-        feasibility=None,
-        suggestion=None,
-    )
+    return {
+        "budget_total": lab.budget_total,
+        "budget_remaining": lab.budget_remaining,
+        "equipment_available": shelves[0],
+        "equipment_booked": shelves[1],
+        "reagents_in_stock": shelves[2],
+        "reagents_out_of_stock": shelves[3],
+        "staff_count": lab.staff_count,
+        "time_limit_days": lab.time_limit_days,
+        "safety_restrictions": lab.safety_restrictions,
+        "conversation_history": [],
+        "current_protocol": None,
+        "round_number": 1,
+        "max_rounds": DEFAULT_MAX_ROUNDS,
+        "feasibility": None,
+        "suggestion": None,
+    }
