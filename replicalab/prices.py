@@ -43,8 +43,8 @@ def estimate_protocol_cost(
     """Credits a protocol consumes under `rates` (the classic terms by default), or would consume
     with `sample_size` samples instead of its own (what the fixer's halving asks)."""
     terms = CLASSIC_RATES if rates is None else rates
-    items = sum(terms.price_of(name, "equipment") for name in protocol.required_equipment)
-    items += sum(terms.price_of(name, "reagent") for name in protocol.required_reagents)
+    items = sum([terms.price_of(name, "equipment") for name in protocol.required_equipment])
+    items += sum([terms.price_of(name, "reagent") for name in protocol.required_reagents])
     return float(
         (protocol.sample_size if sample_size is None else sample_size) * terms.per_sample
         + protocol.duration_days * terms.per_day
@@ -92,21 +92,20 @@ def draw_rates(
     low, high = price_range
     if low == high == 1.0:
         return CLASSIC_RATES
-
-    def drawn(classic: float, x: float, step: float) -> float:
-        return max(step, round(classic * (low + (high - low) * x) / step) * step)
-
-    prices = {
-        name.lower(): drawn(CLASSIC_ITEM_PRICES[kind], x, 5.0)
-        for (name, kind), x in zip(items, u[3:], strict=False)
-    }
+    listed = list(items)
+    classics = [
+        (CLASSIC_RATES.per_sample, 1.0),
+        (CLASSIC_RATES.per_day, 1.0),
+        (CLASSIC_RATES.per_control, 1.0),
+    ]
+    classics += [(CLASSIC_ITEM_PRICES[kind], 5.0) for _, kind in listed]
+    per_sample, per_day, per_control, *drawn = [
+        max(step, round(classic * (low + (high - low) * x) / step) * step)
+        for (classic, step), x in zip(classics, u, strict=False)
+    ]
+    prices = {name.lower(): price for (name, _), price in zip(listed, drawn, strict=False)}
     for sub in substitutions:
         original, alternative = sub.original_key, sub.alternative_key
         if original in prices and alternative in prices:
             prices[alternative] = min(prices[alternative], prices[original])
-    return CostRates(
-        per_sample=drawn(CLASSIC_RATES.per_sample, u[0], 1.0),
-        per_day=drawn(CLASSIC_RATES.per_day, u[1], 1.0),
-        per_control=drawn(CLASSIC_RATES.per_control, u[2], 1.0),
-        item_prices=prices,
-    )
+    return CostRates(per_sample=per_sample, per_day=per_day, per_control=per_control, item_prices=prices)

@@ -7,6 +7,7 @@ difficulty table (`LEVELS`), so a change to one decision never shifts the draws 
 
 from __future__ import annotations
 
+from itertools import cycle, islice
 from typing import NamedTuple
 
 from replicalab.models import CostRates, Substitution
@@ -71,7 +72,7 @@ class Draws(NamedTuple):
 
 def _cycle(draws: list[float], n: int) -> list[float]:
     """One draw for each of n things: the i-th uses draw i modulo the number of draws."""
-    return [draws[i % len(draws)] for i in range(n)]
+    return list(islice(cycle(draws), n))
 
 
 def _choose_rescues(
@@ -121,8 +122,12 @@ def _pick_extras(
     odds."""
     n_extras = _EXTRA_ITEMS[0] + int(draws.n_extras * (_EXTRA_ITEMS[1] - _EXTRA_ITEMS[0] + 1))
     ranks = _cycle(draws.catalogue_ranks, len(catalogue))
-    in_order = (catalogue[i] for i in sorted(range(len(catalogue)), key=ranks.__getitem__))
-    fresh = [stock for stock in in_order if stock.name not in listing][:n_extras]
+    fresh: list[Stock] = []
+    for i in sorted(range(len(catalogue)), key=ranks.__getitem__):
+        if len(fresh) == n_extras:
+            break
+        if catalogue[i].name not in listing:
+            fresh.append(catalogue[i])
     odds = LEVELS[level].extra_unavailable
     return {
         stock.name: stock.missing if u < odds else stock.stocked
@@ -163,7 +168,7 @@ def draw_lab(
     listing = _list_needs(case.needs, rescues, plan.spares)
     listing.update(_pick_extras(plan.catalogue, listing, level, draws))
     substitutions = [sub for _, sub in rescues] + _optional_substitutions(plan, listing, rescues, draws)
-    items = ((name, listed.item.kind) for name, listed in listing.items())
+    items = [(name, listed.item.kind) for name, listed in listing.items()]
     rates = draw_rates(LEVELS[level].price_range, items, substitutions, price_draws)
     swaps = {need.stock.name: sub.alternative for need, sub in rescues}
     lab = _lab_facts(case, study, level, draws, plan.data.safety_restrictions, rates, swaps)
@@ -199,13 +204,13 @@ def _lab_facts(
     spent = least_spent + spread_spent * draws.spent
     study_plan = minimal._replace(sample_size=study.needed_samples, duration_days=adequate_days(time_limit))
     staff = max(staff, estimate_staff_load(study_plan))
+    fixed = estimate_protocol_cost(study_plan, 0, rates)  # all but its samples
+    samples = study_plan.sample_size * rates.per_sample  # (whole credits: the sum is exact)
     if isinstance(row.budget, Slack):
-        study_cost = max(bounds.ref_cost, estimate_protocol_cost(study_plan, rates=rates))
+        study_cost = max(bounds.ref_cost, fixed + samples)
         budget = study_cost * (row.budget.least + row.budget.spread * draws.budget)
     else:
         low, high = row.budget.low, row.budget.high
-        fixed = estimate_protocol_cost(study_plan, 0, rates)
-        samples = estimate_protocol_cost(study_plan, rates=rates) - fixed
         budget = fixed + samples * (low + (high - low) * draws.budget)
     remaining = float(max(round(budget / 10.0) * 10.0, bounds.least_budget))
     return LabFacts(
