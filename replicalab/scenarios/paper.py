@@ -134,9 +134,9 @@ def draw_study(
     technique = case.techniques[technique_at]
     n_elements = element_count(case, LEVELS[level].element_spread, count_u)
     drawn = _chosen(len(case.elements), element_ranks, n_elements)
-    elements = tuple(case.elements[i] for i in sorted(drawn))
+    elements = tuple([case.elements[i] for i in sorted(drawn)])
     kept = _chosen(len(case.controls), control_ranks, case.control_count)
-    controls = tuple(case.controls[i] for i in sorted(kept))
+    controls = tuple([case.controls[i] for i in sorted(kept)])
     low, high = case.sample_size_range
     n = low + int(n_u * (high - low + 1))
     effect = _effect(case, n, effect_u)
@@ -168,7 +168,7 @@ def draw_study(
         paper=paper,
         facts=tuple(facts),
         hypothesis=hypothesis,
-        success_criteria=tuple(filled(text) for text in case.success_criteria),
+        success_criteria=tuple([filled(text) for text in case.success_criteria]),
         reference=_reference(case, technique, elements, controls, n, target),
     )
 
@@ -182,9 +182,10 @@ def _reference(
     target: str,
 ) -> HiddenReferenceSpec:
     """What the judge holds the plan to: the study as it was run, never shown to a seat."""
+    names = [e.name for e in elements]
     return HiddenReferenceSpec(
-        summary=f"{case.title}: {technique.name}, with {'; '.join(e.name for e in elements)}",
-        required_elements=[e.name for e in elements],
+        summary=f"{case.title}: {technique.name}, with {'; '.join(names)}",
+        required_elements=names,
         flexible_elements=list(case.flexible_elements),
         target_metric=case.target_metric,
         target_value=float(target),
@@ -253,7 +254,7 @@ def _method_facts(
             elements.append(Said(e.name, "mentioned", mention_forms[i], None))
     units = _grouped(voice, [techniques, controls, elements], joins)
     ranks = list(islice(cycle(order), len(units)))  # the i-th unit's place
-    return list(chain.from_iterable(units[i] for i in sorted(range(len(units)), key=ranks.__getitem__)))
+    return list(chain.from_iterable(map(units.__getitem__, sorted(range(len(units)), key=ranks.__getitem__))))
 
 
 def _choices_said(
@@ -304,9 +305,11 @@ def _join(split: str, stated: list[Said], i: int, coin: float) -> tuple[int, Str
     pool's structures, for the join draw `coin` (under `P_JOIN`, the largest of `_JOINS`'
     chances); (1, None) when it says the `i`-th alone. A group is that many distinct candidates."""
     for size, chance in _JOINS:
+        if coin >= chance:
+            continue
         group = stated[i : i + size]
-        if coin < chance and len(group) == size and len({s.name for s in group}) == size:
-            fitting = structures_for(split, tuple(s.meaning for s in group))
+        if len(group) == size and len({s.name for s in group}) == size:
+            fitting = structures_for(split, tuple([s.meaning for s in group]))
             if fitting:
                 return size, fitting[int(coin / chance * len(fitting))]
     return 1, None
@@ -315,7 +318,7 @@ def _join(split: str, stated: list[Said], i: int, coin: float) -> tuple[int, Str
 def method_of(intro: str, facts: list[Fact]) -> str:
     """The method paragraph: `intro`, then each sentence of `facts` once (a structure's facts
     share theirs, side by side)."""
-    sentences = (sentence for sentence, _ in groupby(fact.sentence for fact in facts))
+    sentences = [sentence for sentence, _ in groupby([fact.sentence for fact in facts])]
     return " ".join([intro, *sentences])
 
 

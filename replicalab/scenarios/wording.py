@@ -238,5 +238,5 @@ def say_together(voice: Voice, group: tuple[Said, ...], structure: Structure) ->
         slots.append(left.pop(meanings.index(meaning)))
     if left or len(slots) < len(structure.meanings):
         raise ValueError(f"group: {structure.text!r} does not say {[s.meaning for s in group]}")
-    text = structure.text.format(*(_surface(voice, s, by_name=s.u * 3 % 1 < 0.5)[0] for s in slots))
-    return tuple(Fact(text, s.name, s.meaning) for s in slots)
+    text = structure.text.format(*[_surface(voice, s, by_name=s.u * 3 % 1 < 0.5)[0] for s in slots])
+    return tuple([Fact(text, s.name, s.meaning) for s in slots])
