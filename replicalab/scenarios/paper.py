@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Container
-from dataclasses import dataclass
 from itertools import accumulate, chain, cycle, groupby, islice
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from replicalab.models import Candidates, Paper, SampleUnit
 from replicalab.power import effect_for, needed_samples
@@ -90,9 +89,9 @@ _STUDY_PARTS = _parts(_SLOTS)
 _WORDING_PARTS = _parts(_WORDING_SLOTS)
 
 
-@dataclass(frozen=True)
-class Study:
-    """What one pack's paper reports, and the hidden spec the judge reads (both from one draw)."""
+class Study(NamedTuple):
+    """What one pack's paper reports, and the hidden spec the judge reads (both from one draw);
+    a named tuple, which builds in a third of a frozen dataclass's time."""
 
     technique: Choice
     elements: tuple[Element, ...]  # the required elements, in the case's order

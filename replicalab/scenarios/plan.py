@@ -80,10 +80,9 @@ class Need:
     substitutions: tuple[Substitution, ...]
 
 
-@dataclass(frozen=True)
-class Bounds:
-    """A case's plan costs at one difficulty, which the lab's numbers are drawn around. Swaps
-    change the minimal plan's names, not its counts, so one `Bounds` serves every pack."""
+class Bounds(NamedTuple):
+    """A pack's plan costs, which the lab's numbers are drawn around (a named tuple: each pack
+    builds one)."""
 
     min_cost: float  # of the minimal plan
     min_staff: int
