@@ -7,6 +7,7 @@ difficulty table (`LEVELS`), so a change to one decision never shifts the draws 
 
 from __future__ import annotations
 
+import math
 from itertools import cycle, islice
 from typing import NamedTuple
 
@@ -15,7 +16,6 @@ from replicalab.prices import draw_rates, estimate_protocol_cost, estimate_staff
 from replicalab.scenarios.difficulty import LEVELS, Slack
 from replicalab.scenarios.paper import Study
 from replicalab.scenarios.plan import (
-    Bounds,
     CasePlan,
     Listed,
     Need,
@@ -189,30 +189,30 @@ def _lab_facts(
     needs) costs at the lab's prices, so the best feasible plan sits on the budget's boundary
     and depends on prices the Scientist must learn; never below the minimal plan with the lab's
     substitutes at the lab's prices, so that one always passes every check. The staff can always
-    run the needed plan: the budget binds, not the staff."""
+    run the needed plan: the budget binds, not the staff. Each plan is priced only where the
+    level reads its price."""
     row = LEVELS[level]
-    reference = study.reference
-    minimal = minimal_parts(case.case, level, swaps, reference)
-    bounds = Bounds.of(published_parts(case.case, reference), minimal, rates)
-    shortest, published = case.case.min_duration_days, case.case.base_duration_days
-    time_limit = row.time_limit.of(published if row.time_from == "published" else shortest, draws.time_limit)
-    if row.time_below_published:
-        time_limit = min(time_limit, max(shortest, published - 1))
-    time_limit = max(time_limit, shortest)
-    staff = row.staff.of(bounds.ref_staff if row.staff_from == "paper" else bounds.min_staff, draws.staff)
+    minimal = minimal_parts(case.case, level, swaps, study.reference)
+    published = published_parts(case.case, study.reference)  # the paper's own plan
+    time_limit = _time_limit(case, level, draws.time_limit)
+    min_staff = estimate_staff_load(minimal)
+    staff = max(estimate_staff_load(published), min_staff) if row.staff_from == "paper" else min_staff
+    staff = row.staff.of(staff, draws.staff)
     least_spent, spread_spent = row.spent
     spent = least_spent + spread_spent * draws.spent
     study_plan = minimal._replace(sample_size=study.needed_samples, duration_days=adequate_days(time_limit))
     staff = max(staff, estimate_staff_load(study_plan))
+    min_cost = estimate_protocol_cost(minimal, rates=rates)
     fixed = estimate_protocol_cost(study_plan, 0, rates)  # all but its samples
-    samples = study_plan.sample_size * rates.per_sample  # (whole credits: the sum is exact)
-    if isinstance(row.budget, Slack):
-        study_cost = max(bounds.ref_cost, fixed + samples)
+    samples = study_plan.sample_size * rates.per_sample  # (whole credits: the sums are exact)
+    if isinstance(row.budget, Slack):  # over the dearest of the study's, the paper's and the minimal plan
+        study_cost = max(estimate_protocol_cost(published, rates=rates), min_cost, fixed + samples)
         budget = study_cost * (row.budget.least + row.budget.spread * draws.budget)
     else:
         low, high = row.budget.low, row.budget.high
         budget = fixed + samples * (low + (high - low) * draws.budget)
-    remaining = float(max(round(budget / 10.0) * 10.0, bounds.least_budget))
+    least_budget = math.ceil(min_cost * 1.02 / 10.0) * 10.0  # the minimal plan, 2 % to spare, in tens
+    remaining = float(max(round(budget / 10.0) * 10.0, least_budget))
     return LabFacts(
         budget_total=float(round(remaining / (1.0 - spent) / 10.0) * 10.0),
         budget_remaining=remaining,
@@ -221,3 +221,14 @@ def _lab_facts(
         safety_restrictions=safety,
         rates=rates,
     )
+
+
+def _time_limit(case: CasePlan, level: Difficulty, u: float) -> int:
+    """The lab's time limit, drawn from the uniform `u` around the case's published or shortest
+    duration as the level's row says, never under the shortest."""
+    row = LEVELS[level]
+    shortest, published = case.case.min_duration_days, case.case.base_duration_days
+    time_limit = row.time_limit.of(published if row.time_from == "published" else shortest, u)
+    if row.time_below_published:
+        time_limit = min(time_limit, max(shortest, published - 1))
+    return max(time_limit, shortest)

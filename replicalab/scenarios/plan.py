@@ -7,20 +7,17 @@ packs may share them.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from replicalab.models import (
     Candidates,
     Constraint,
-    CostRates,
     ItemKind,
     Protocol,
     ResourceItem,
     Substitution,
 )
-from replicalab.prices import Plan, estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.difficulty import LEVELS
 from replicalab.scenarios.paper import candidates_of, voice_of
 from replicalab.scenarios.registry import get_template, template_key
@@ -78,28 +75,6 @@ class Need:
 
     stock: Stock
     substitutions: tuple[Substitution, ...]
-
-
-class Bounds(NamedTuple):
-    """A pack's plan costs, which the lab's numbers are drawn around (a named tuple: each pack
-    builds one)."""
-
-    min_cost: float  # of the minimal plan
-    min_staff: int
-    ref_cost: float  # of the paper's own plan, or the minimal plan's if that is more
-    ref_staff: int
-    least_budget: float  # the least budget the minimal plan fits in, with 2 % to spare, in tens
-
-    @classmethod
-    def of(cls, reference: Plan, minimal: Plan, rates: CostRates) -> Bounds:
-        min_cost, min_staff = estimate_protocol_cost(minimal, rates=rates), estimate_staff_load(minimal)
-        return cls(
-            min_cost=min_cost,
-            min_staff=min_staff,
-            ref_cost=max(estimate_protocol_cost(reference, rates=rates), min_cost),
-            ref_staff=max(estimate_staff_load(reference), min_staff),
-            least_budget=math.ceil(min_cost * 1.02 / 10.0) * 10.0,
-        )
 
 
 @dataclass(frozen=True)
