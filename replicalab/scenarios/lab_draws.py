@@ -8,13 +8,12 @@ difficulty table (`LEVELS`), so a change to one decision never shifts the draws 
 from __future__ import annotations
 
 import math
-from itertools import cycle, islice
 from typing import NamedTuple
 
 from replicalab.models import CostRates, Substitution
 from replicalab.prices import draw_rates, estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.difficulty import LEVELS, Slack
-from replicalab.scenarios.paper import Study
+from replicalab.scenarios.paper import Study, draws_for
 from replicalab.scenarios.plan import (
     CasePlan,
     Listed,
@@ -70,11 +69,6 @@ class Draws(NamedTuple):
         )
 
 
-def _cycle(draws: list[float], n: int) -> list[float]:
-    """One draw for each of n things: the i-th uses draw i modulo the number of draws."""
-    return list(islice(cycle(draws), n))
-
-
 def _choose_rescues(
     needs: tuple[Need, ...], level: Difficulty, draws: Draws
 ) -> list[tuple[Need, Substitution]]:
@@ -88,7 +82,7 @@ def _choose_rescues(
     least, most = LEVELS[level].missing_essentials
     if most == 0:
         return []
-    ranks = _cycle(draws.need_ranks, len(needs))
+    ranks = draws_for(draws.need_ranks, len(needs))
     by_rank = sorted(range(len(needs)), key=ranks.__getitem__)
     n_missing = most if most > least and draws.second_missing < 0.5 else least
     missing = {needs[i].stock.name for i in by_rank[:n_missing]}
@@ -121,7 +115,7 @@ def _pick_extras(
     stand out: the first not listed yet in a seeded order, each unavailable with the level's
     odds."""
     n_extras = _EXTRA_ITEMS[0] + int(draws.n_extras * (_EXTRA_ITEMS[1] - _EXTRA_ITEMS[0] + 1))
-    ranks = _cycle(draws.catalogue_ranks, len(catalogue))
+    ranks = draws_for(draws.catalogue_ranks, len(catalogue))
     fresh: list[Stock] = []
     for i in sorted(range(len(catalogue)), key=ranks.__getitem__):
         if len(fresh) == n_extras:
@@ -150,7 +144,7 @@ def _optional_substitutions(
         for sub in plan.substitutions_of.get(name, ())
         if sub.alternative in listing and rescue_of.get(name) is not sub  # a rescue is allowed already
     ]
-    coins = _cycle(draws.optional_swaps, len(candidates))
+    coins = draws_for(draws.optional_swaps, len(candidates))
     return [sub for sub, coin in zip(candidates, coins, strict=False) if coin < 0.5]
 
 

@@ -252,7 +252,7 @@ def _method_facts(
         if mentioned[i] < P_MENTIONED:
             elements.append(Said(e.name, "mentioned", mention_forms[i], None))
     units = _grouped(voice, [techniques, controls, elements], joins)
-    ranks = list(islice(cycle(order), len(units)))  # the i-th unit's place
+    ranks = draws_for(order, len(units))  # the i-th unit's place
     return list(chain.from_iterable(map(units.__getitem__, sorted(range(len(units)), key=ranks.__getitem__))))
 
 
@@ -324,5 +324,10 @@ def method_of(intro: str, facts: list[Fact]) -> str:
 def _chosen(n: int, ranks: list[float], k: int) -> frozenset[int]:
     """The indices of the `k` of `n` choices of lowest rank (the i-th has rank i modulo the
     ranks' number)."""
-    rank = list(islice(cycle(ranks), n))
-    return frozenset(sorted(range(n), key=rank.__getitem__)[:k])
+    return frozenset(sorted(range(n), key=draws_for(ranks, n).__getitem__)[:k])
+
+
+def draws_for(draws: list[float], n: int) -> list[float]:
+    """One draw for each of n things: the i-th uses draw i modulo the number of draws (the draws
+    themselves when there are enough)."""
+    return draws[:n] if n <= len(draws) else list(islice(cycle(draws), n))
