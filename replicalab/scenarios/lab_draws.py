@@ -162,7 +162,7 @@ def draw_lab(
     listing = _list_needs(case.needs, rescues, plan.spares)
     listing.update(_pick_extras(plan.catalogue, listing, level, draws))
     substitutions = [sub for _, sub in rescues] + _optional_substitutions(plan, listing, rescues, draws)
-    items = [(name, listed.item.kind) for name, listed in listing.items()]
+    items = [(name, listed.kind) for name, listed in listing.items()]
     rates = draw_rates(LEVELS[level].price_range, items, substitutions, price_draws)
     swaps = {need.stock.name: sub.alternative for need, sub in rescues}
     lab = _lab_facts(case, study, level, draws, plan.data.safety_restrictions, rates, swaps)

@@ -43,11 +43,12 @@ class Listed:
     costs several times as much to read, and packs list the same items over and over."""
 
     item: ResourceItem
+    kind: ItemKind  # the item's
     shelf: int  # which of the Lab Manager's name lists the item goes in (`SHELVES`)
 
     @classmethod
     def of(cls, item: ResourceItem) -> Listed:
-        return cls(item, SHELVES[item.kind, item.available])
+        return cls(item, item.kind, SHELVES[item.kind, item.available])
 
 
 @dataclass(frozen=True)
