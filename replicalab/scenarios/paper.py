@@ -240,14 +240,14 @@ def _method_facts(
     )
     techniques = _choices_said(case.techniques, {technique_at}, (t_coins, t_forms), level.p_technique_said)
     controls = _choices_said(case.controls, kept, (c_coins, c_forms), level.p_control_said)
-    said, denied = coins
-    said_at = dict(zip(sorted(drawn), said, strict=False))  # the i-th required element's coin
-    denied_at = dict(zip((i for i in range(len(case.elements)) if i not in drawn), denied, strict=False))
+    # the k-th required element reads the k-th said coin, the k-th other one the k-th denied coin
+    said, denied = iter(coins[0]), iter(coins[1])
     elements: list[Said] = []
     for i, e in enumerate(case.elements):
-        if said_at.get(i, 1.0) < level.p_said:
-            elements.append(Said(e.name, "used", forms[i], e.clue))
-        elif denied_at.get(i, 1.0) < P_DENIED:
+        if i in drawn:
+            if next(said, 1.0) < level.p_said:
+                elements.append(Said(e.name, "used", forms[i], e.clue))
+        elif next(denied, 1.0) < P_DENIED:
             elements.append(Said(e.name, "not_used", forms[i], e.negated))
         if mentioned[i] < P_MENTIONED:
             elements.append(Said(e.name, "mentioned", mention_forms[i], None))
