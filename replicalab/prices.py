@@ -93,6 +93,7 @@ def draw_rates(
     if low == high == 1.0:
         return CLASSIC_RATES
     listed = list(items)
+    # (classic value, step) of the three rates, then of each listed item; one draw each, in turn
     classics = [
         (CLASSIC_RATES.per_sample, 1.0),
         (CLASSIC_RATES.per_day, 1.0),

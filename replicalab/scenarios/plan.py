@@ -43,7 +43,7 @@ class Listed:
     costs several times as much to read, and packs list the same items over and over."""
 
     item: ResourceItem
-    kind: ItemKind  # the item's
+    kind: ItemKind  # the item's kind, which its price reads
     shelf: int  # which of the Lab Manager's name lists the item goes in (`SHELVES`)
 
     @classmethod
