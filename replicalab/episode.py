@@ -49,7 +49,6 @@ from replicalab.models import (
     ScientistAction,
     ScientistActionType,
     ScientistObservation,
-    StepRecord,
     Verdict,
 )
 from replicalab.moves import (
@@ -498,9 +497,10 @@ class Episode:
     ) -> EpisodeLog:
         """The episode so far as an `EpisodeLog`, with what a run adds when it gives them: its
         `provenance`, and a GRPO rollout's `group_id` and `advantage`. Equal inputs give
-        byte-identical JSON."""
+        byte-identical JSON. The steps go in as fields, which the log's validation makes into
+        `StepRecord`s in one pass."""
         steps = [
-            StepRecord(
+            dict(
                 index=i,
                 agent=turn.agent,
                 round_number=turn.round_number,
