@@ -157,7 +157,7 @@ def compose_lab_manager_response(
         explanation = explanation_renderer(action_type, check_result, suggestion)
     # The table keeps the action's rules: it accepts only when every flag passes, rejects only
     # when one fails, and suggests a protocol exactly with suggest_alternative.
-    if suggested is None:
+    if suggested is None and explanation_renderer is None:
         return _shared_answer(action_type, check_result.flags, explanation)
     return _answer(action_type, check_result.flags, explanation, suggested)
 
@@ -177,8 +177,8 @@ def _answer(
     )
 
 
-# An answer without a suggestion is a frozen value that recurs across packs (the same failures,
-# the same words): shared, most cost a lookup.
+# An answer in the default words without a suggestion is a frozen value that recurs across packs
+# (the same failures, the same words): shared, most cost a lookup.
 _shared_answer = lru_cache(maxsize=1024)(_answer)
 
 
