@@ -26,6 +26,7 @@ is refused.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from operator import lt, ne
 from typing import Any
 
@@ -48,7 +49,6 @@ from replicalab.models import (
     ScientistAction,
     ScientistActionType,
     ScientistObservation,
-    StepRecord,
     Verdict,
 )
 from replicalab.moves import (
@@ -71,6 +71,13 @@ _LEGAL = {
     SCIENTIST: ((True, False, True, False), (True, True, True, True)),
     LAB_MANAGER: ((True, False, False, False), (True, True, True, True)),
 }
+
+
+@lru_cache(maxsize=1024)
+def _entry(role: str, message: str, round_number: int, action_type: str) -> ConversationEntry:
+    """A transcript entry, a frozen value shared by every episode that says the same (an accept,
+    the Lab Manager's answer to a common failure, a scripted proposal): most cost a lookup."""
+    return ConversationEntry(role=role, message=message, round_number=round_number, action_type=action_type)
 
 
 class EpisodeOverError(RuntimeError):
@@ -476,11 +483,7 @@ class Episode:
             self.final_protocol = self.protocol
 
     def _say(self, role: str, action_type: str, message: str) -> None:
-        self.transcript.append(
-            ConversationEntry(
-                role=role, message=message, round_number=self.round_number, action_type=action_type
-            )
-        )
+        self.transcript.append(_entry(role, message, self.round_number, action_type))
 
     # ------------------------------------------------------------------ the log
 
@@ -494,9 +497,10 @@ class Episode:
     ) -> EpisodeLog:
         """The episode so far as an `EpisodeLog`, with what a run adds when it gives them: its
         `provenance`, and a GRPO rollout's `group_id` and `advantage`. Equal inputs give
-        byte-identical JSON."""
+        byte-identical JSON. The steps go in as fields, which the log's validation makes into
+        `StepRecord`s in one pass."""
         steps = [
-            StepRecord(
+            dict(
                 index=i,
                 agent=turn.agent,
                 round_number=turn.round_number,

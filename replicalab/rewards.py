@@ -167,11 +167,12 @@ def reward_config_of(value: object, name: str = "reward_config") -> RewardConfig
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: that sets each of its 15 fields through object.__setattr__
 class Transition:
     """What the episode reports after one agent turn. It never crosses a boundary (the episode
-    makes one every turn and `reward_components` reads it at once), so it is a plain frozen
-    dataclass rather than a contract: it checks only its counts and its ending."""
+    makes one every turn and `reward_components` reads it at once), so it is a plain dataclass
+    rather than a contract: it checks only its counts and its ending. Nothing assigns to it; a
+    changed copy is `dataclasses.replace`."""
 
     agent: Agent
     action_type: str | None = None

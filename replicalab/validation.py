@@ -17,6 +17,8 @@ case's own and the lab's safety rules alike: both are constraints.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from replicalab.models import Protocol, ValidationIssue, ValidationResult
 from replicalab.prices import estimate_protocol_cost, estimate_staff_load
 from replicalab.scenarios.types import NormalizedScenarioPack
@@ -34,7 +36,10 @@ _BOUNDS: dict[str, tuple[str, bool, str, int]] = {
 }
 
 
+@lru_cache(maxsize=1024)
 def _issue(severity: str, category: str, message: str, constraint_id: str | None = None) -> ValidationIssue:
+    """The issue, a frozen value shared by every check that raises it: a check raises about five,
+    and the same few recur across proposals and packs, so most cost a lookup, not a validation."""
     return ValidationIssue(
         severity=severity,
         category=category,

@@ -157,13 +157,29 @@ def compose_lab_manager_response(
         explanation = explanation_renderer(action_type, check_result, suggestion)
     # The table keeps the action's rules: it accepts only when every flag passes, rejects only
     # when one fails, and suggests a protocol exactly with suggest_alternative.
+    if suggested is None and explanation_renderer is None:
+        return _shared_answer(action_type, check_result.flags, explanation)
+    return _answer(action_type, check_result.flags, explanation, suggested)
+
+
+def _answer(
+    action_type: LabManagerActionType,
+    flags: tuple[bool, ...],
+    explanation: str,
+    suggested: Protocol | None = None,
+) -> LabManagerAction:
     return LabManagerAction(
         action_type=action_type,
-        feasible=check_result.feasible,
-        **dict(zip(FLAG_FIELDS, check_result.flags, strict=True)),
+        feasible=all(flags),
+        **dict(zip(FLAG_FIELDS, flags, strict=True)),
         suggested_protocol=suggested,
         explanation=explanation,
     )
+
+
+# An answer in the default words without a suggestion is a frozen value that recurs across packs
+# (the same failures, the same words): shared, most cost a lookup.
+_shared_answer = lru_cache(maxsize=1024)(_answer)
 
 
 @lru_cache(maxsize=1024)  # the commonest answer reads two numbers, which recur across packs: ~2 %

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from operator import attrgetter
 
 from replicalab.power import needed_samples
@@ -134,6 +135,7 @@ def bound_numbers(pack: NormalizedScenarioPack) -> tuple[int, int, int]:
     )
 
 
+@lru_cache(maxsize=1024)  # bounds recur across the packs of a case (72 distinct in 360 readings)
 def _numbers(
     sample_bounds: tuple[float, ...],
     control_bounds: tuple[float, ...],

@@ -110,9 +110,11 @@ def _limits(scenario: NormalizedScenarioPack) -> _Limits:
     return _Limits(budget, days, min_samples, scenario.lab.rates)
 
 
-def _halve_to_budget(protocol: Protocol, limits: _Limits, changes: list[SuggestionChange]) -> Protocol:
-    """Halve the sample size until the cost fits the budget, stopping at the hard minimum."""
-    cost = estimate_protocol_cost(protocol, rates=limits.rates)
+def _halve_to_budget(
+    protocol: Protocol, cost: float, limits: _Limits, changes: list[SuggestionChange]
+) -> Protocol:
+    """Halve the sample size until the cost fits the budget, stopping at the hard minimum;
+    `cost` is the protocol's `estimate_protocol_cost`."""
     size = protocol.sample_size
     if cost <= limits.budget or size <= limits.min_samples:
         return protocol
@@ -158,12 +160,13 @@ def _revise(
             )
         )
         duration = limits.days
-    revised = protocol
+    revised, cost = protocol, check.estimated_cost
     if changes:
         revised = _with(
             protocol, required_equipment=equipment, required_reagents=reagents, duration_days=duration
         )
-    return _halve_to_budget(revised, limits, changes), changes
+        cost = estimate_protocol_cost(revised, rates=limits.rates)
+    return _halve_to_budget(revised, cost, limits, changes), changes
 
 
 def _stated(changes: list[SuggestionChange], cost: float) -> str:
@@ -200,7 +203,7 @@ def suggest_alternative(
         cost = estimate_protocol_cost(revised, rates=scenario.lab.rates)
         revised = _with(revised, rationale=_stated(changes, cost))
         post = check_feasibility(revised, scenario)
-    after = post.failed_dimensions
+    after = post.failed_dimensions if changes else before
     return AlternativeSuggestion(
         revised_protocol=revised,
         applied_changes=changes,

@@ -16,6 +16,8 @@ spec.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from replicalab.checks import require
 from replicalab.models import (
     FEASIBILITY_DIMENSIONS,
@@ -52,7 +54,7 @@ def check_feasibility(protocol: Protocol, scenario: NormalizedScenarioPack) -> F
     dimensions = {}
     for dim in FEASIBILITY_DIMENSIONS:
         reasons = _reasons(dim, protocol, scenario, cost, staff, errors, options)
-        dimensions[dim] = DimensionCheck(ok=False, reasons=reasons) if reasons else _PASS
+        dimensions[dim] = _failing(tuple(reasons)) if reasons else _PASS
     return FeasibilityCheckResult(
         **dimensions,
         estimated_cost=cost,
@@ -60,6 +62,13 @@ def check_feasibility(protocol: Protocol, scenario: NormalizedScenarioPack) -> F
         substitution_options=options,
         validation_result=validation,
     )
+
+
+@lru_cache(maxsize=1024)
+def _failing(reasons: tuple[str, ...]) -> DimensionCheck:
+    """A failing dimension, a frozen value shared like `_PASS`: a check fails about three, for
+    reasons that recur across proposals and packs, so most cost a lookup, not a validation."""
+    return DimensionCheck(ok=False, reasons=list(reasons))
 
 
 def _errors_by_dimension(validation: ValidationResult) -> dict[str, list[str]]:

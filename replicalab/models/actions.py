@@ -4,6 +4,7 @@ Manager's verdict, one flag per feasibility dimension, with the rules each move 
 from __future__ import annotations
 
 from enum import Enum
+from operator import attrgetter
 from typing import Annotated
 
 from pydantic import AfterValidator, Field, model_validator
@@ -133,6 +134,7 @@ FEASIBILITY_DIMENSIONS = (
 """The seven dimensions the Lab Manager checks, in the order every check and report lists them."""
 FLAG_FIELDS = tuple(f"{dim}_ok" for dim in FEASIBILITY_DIMENSIONS)
 """A Lab Manager action's flag for each dimension, in the same order."""
+_flags_of = attrgetter(*FLAG_FIELDS)  # the flags as a tuple, in one call: read at every answer
 
 LAB_DIMENSIONS = ("budget", "equipment", "reagents", "schedule", "staff")
 """Dimensions that are facts of the lab (not of the protocol's own validity or policy)."""
@@ -156,7 +158,8 @@ class LabManagerAction(Contract):
     @property
     def flags(self) -> tuple[bool, ...]:
         """The seven reported verdicts, in `FEASIBILITY_DIMENSIONS` order."""
-        return tuple(getattr(self, name) for name in FLAG_FIELDS)
+        flags: tuple[bool, ...] = _flags_of(self)
+        return flags
 
     @model_validator(mode="after")
     def _rules_of_the_verdict(self) -> LabManagerAction:

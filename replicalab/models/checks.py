@@ -4,6 +4,7 @@ check and the lab's counter-proposal, as the Lab Manager, the judge and the epis
 from __future__ import annotations
 
 from functools import cached_property
+from operator import attrgetter
 from typing import Literal
 
 from pydantic import Field
@@ -44,6 +45,9 @@ class ValidationResult(Contract):
 class DimensionCheck(Contract):
     ok: bool = True
     reasons: list[str] = Field(default_factory=list)
+
+
+_dimensions_of = attrgetter(*FEASIBILITY_DIMENSIONS)  # a check's seven DimensionChecks, in order
 
 
 class FeasibilityCheckResult(Contract):
@@ -92,7 +96,7 @@ class FeasibilityCheckResult(Contract):
     @cached_property  # the check is frozen, and every step reads its flags several times
     def flags(self) -> tuple[bool, ...]:
         """The seven dimension verdicts, in `FEASIBILITY_DIMENSIONS` order."""
-        return tuple(getattr(self, dim).ok for dim in FEASIBILITY_DIMENSIONS)
+        return tuple(dim.ok for dim in _dimensions_of(self))
 
     @property
     def feasible(self) -> bool:
