@@ -43,6 +43,27 @@ SCHEMA_REMINDER = (
 """The keys and action types of a ScientistAction, repeated in every turn and correction."""
 
 
+# What the system prompt says about the output, the same in every scenario: written once.
+_OUTPUT_CONTRACT = "\n\n".join(
+    [
+        "Output contract: respond with exactly one JSON object and nothing else. Use exactly "
+        f"these keys and no others: {', '.join(_ACTION_FIELDS)}. A key that does not apply to "
+        'your move keeps its zero value (0, "" or []); list items are non-empty strings.',
+        f"Allowed action_type values: {', '.join(_ACTION_TYPES)}",
+        "Field requirements by action_type:\n"
+        "- propose_protocol / revise_protocol: sample_size >= 1 (samples per arm), "
+        "duration_days >= 1, a non-empty technique and a non-empty rationale; controls, "
+        "elements (the study's method elements the plan keeps, named from the candidate list), "
+        "required_equipment and required_reagents describe the plan; questions must be empty.\n"
+        "- request_info: at least one entry in questions; sample_size, controls, technique, "
+        "elements, duration_days, required_equipment and required_reagents stay empty; "
+        "rationale is optional.\n"
+        "- accept: no questions and no protocol fields; rationale is optional. Accept only once "
+        "a protocol is on the table; it ends the negotiation.",
+    ]
+)
+
+
 def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
     """The Scientist's standing brief, built from the public parts of `scenario` only."""
     sections = [
@@ -65,20 +86,7 @@ def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
                 for s in scenario.allowed_substitutions
             ],
         ),
-        "Output contract: respond with exactly one JSON object and nothing else. Use exactly "
-        f"these keys and no others: {', '.join(_ACTION_FIELDS)}. A key that does not apply to "
-        'your move keeps its zero value (0, "" or []); list items are non-empty strings.',
-        f"Allowed action_type values: {', '.join(_ACTION_TYPES)}",
-        "Field requirements by action_type:\n"
-        "- propose_protocol / revise_protocol: sample_size >= 1 (samples per arm), "
-        "duration_days >= 1, a non-empty technique and a non-empty rationale; controls, "
-        "elements (the study's method elements the plan keeps, named from the candidate list), "
-        "required_equipment and required_reagents describe the plan; questions must be empty.\n"
-        "- request_info: at least one entry in questions; sample_size, controls, technique, "
-        "elements, duration_days, required_equipment and required_reagents stay empty; "
-        "rationale is optional.\n"
-        "- accept: no questions and no protocol fields; rationale is optional. Accept only once "
-        "a protocol is on the table; it ends the negotiation.",
+        _OUTPUT_CONTRACT,
         scoring_rules(scenario),
     ]
     return "\n\n".join(sections)
