@@ -98,14 +98,13 @@ CANDIDATE_SEPARATOR = " | "
 def candidates_section(candidates: Candidates) -> str:
     """The public candidate lists, as the structured observation's slots list them: the text
     prompt carries the same choices, so a text reader and a structured one see the same game."""
-    lines = ["Candidates (what the study could have done; the method says which it did):"]
-    for label, names in (
-        ("techniques", candidates.techniques),
-        ("elements", candidates.elements),
-        ("controls", candidates.controls),
-    ):
-        lines.append(f"- {label}: {CANDIDATE_SEPARATOR.join(names) or 'none'}")
-    return "\n".join(lines)
+    separator = CANDIDATE_SEPARATOR
+    return (
+        "Candidates (what the study could have done; the method says which it did):\n"
+        f"- techniques: {separator.join(candidates.techniques) or 'none'}\n"
+        f"- elements: {separator.join(candidates.elements) or 'none'}\n"
+        f"- controls: {separator.join(candidates.controls) or 'none'}"
+    )
 
 
 def _sample_size(paper: Paper) -> str:
