@@ -122,6 +122,16 @@ def parse_model_output(raw_text: str, model: type[ActionModel]) -> ActionModel:
         raise error("invalid_json", message, raw_text)
     if _nested_too_deep(raw_text):  # refused before any scan: no shape of text costs more
         raise error("invalid_json", _describe_json_error(RecursionError()), raw_text)
+    # The common answer, one object (bare or fenced), is decoded and validated in one pass:
+    # pydantic's decoder accepts no JSON that `json` refuses. What it refuses is read again
+    # below, so a refusal still names what `json` or the contract found wrong.
+    stripped = raw_text.strip()  # the first candidate when it opens an object (depth checked)
+    first = stripped if stripped.startswith("{") else next(_candidates(raw_text), "")
+    if first.startswith("{") and (first is stripped or not _nested_too_deep(first)):
+        try:
+            return model.model_validate_json(first)
+        except ValidationError:
+            pass
     payload = _decode_first(raw_text, error)
     if not isinstance(payload, dict):  # only a candidate opening with "[" decodes to non-dict
         message = "expected one JSON object, got a JSON array"

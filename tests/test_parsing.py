@@ -115,6 +115,14 @@ def test_invalid_json_reports_where_it_broke() -> None:
     assert "line 1, column" in info.value.message
 
 
+def test_a_bare_object_is_refused_in_the_words_of_json() -> None:
+    # a raw tab inside a string: both decoders refuse it, and the message is `json`'s
+    with pytest.raises(ScientistOutputParseError) as info:
+        parse_scientist_output('{"action_type": "accept", "rationale": "a\tb"}')
+    assert info.value.code == "invalid_json"
+    assert info.value.message == "Invalid control character at (line 1, column 42)"
+
+
 def test_oversized_output_is_refused_as_invalid_json() -> None:
     padded = ACCEPT_JSON + " " * (MAX_OUTPUT_CHARS - len(ACCEPT_JSON))
     assert parse_scientist_output(padded).action_type is ScientistActionType.ACCEPT

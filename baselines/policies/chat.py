@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 from pydantic import Field
@@ -52,9 +52,9 @@ class ChatCompleter(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class LLMTurn:
-    """The last call of one turn: what the model was sent and what it answered."""
+class LLMTurn(NamedTuple):
+    """The last call of one turn: what the model was sent and what it answered (a named tuple:
+    one is made every model turn, at half the cost of a frozen dataclass)."""
 
     agent: str
     round_number: int

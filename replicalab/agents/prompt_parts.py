@@ -75,7 +75,10 @@ class TurnMessage(NamedTuple):
 
 def latest_entry(history: list[ConversationEntry], role: str) -> int | None:
     """The index of `role`'s latest entry in `history`, if any."""
-    return max((i for i, entry in enumerate(history) if entry.role == role), default=None)
+    for i in range(len(history) - 1, -1, -1):
+        if history[i].role == role:
+            return i
+    return None
 
 
 def _cut_middle(text: str, size: int) -> str:
@@ -88,8 +91,11 @@ def _cut_middle(text: str, size: int) -> str:
 
 
 def bullets(title: str, lines: Iterable[str]) -> str:
-    body = "\n".join(f"- {line}" for line in lines)
-    return f"{title}\n{body or '- none'}"
+    """`title`, then each line as a bullet (one bullet saying none when there are none)."""
+    listed = list(lines)
+    if not listed:
+        return f"{title}\n- none"
+    return f"{title}\n- " + "\n- ".join(listed)
 
 
 def number(value: float) -> str:
@@ -121,18 +127,14 @@ def protocol_section(protocol: Protocol | None, title: str = "Current protocol")
     `replicalab.episode.describe_protocol`)."""
     if protocol is None:
         return "No protocol has been proposed yet."
-
-    def listed(items: list[str]) -> str:
-        return "; ".join(items) or "none"
-
     return (
         f"{title}:\n"
         f"- technique: {protocol.technique or 'none'}\n"
-        f"- elements: {listed(protocol.elements)}\n"
+        f"- elements: {'; '.join(protocol.elements) or 'none'}\n"
         f"- sample_size: {protocol.sample_size}\n"
         f"- duration_days: {protocol.duration_days}\n"
-        f"- controls: {listed(protocol.controls)}\n"
-        f"- required_equipment: {listed(protocol.required_equipment)}\n"
-        f"- required_reagents: {listed(protocol.required_reagents)}\n"
+        f"- controls: {'; '.join(protocol.controls) or 'none'}\n"
+        f"- required_equipment: {'; '.join(protocol.required_equipment) or 'none'}\n"
+        f"- required_reagents: {'; '.join(protocol.required_reagents) or 'none'}\n"
         f"- rationale: {protocol.rationale or 'none'}"
     )

@@ -43,6 +43,27 @@ SCHEMA_REMINDER = (
 """The keys and action types of a ScientistAction, repeated in every turn and correction."""
 
 
+# What the system prompt says about the output, the same in every scenario: written once.
+_OUTPUT_CONTRACT = "\n\n".join(
+    [
+        "Output contract: respond with exactly one JSON object and nothing else. Use exactly "
+        f"these keys and no others: {', '.join(_ACTION_FIELDS)}. A key that does not apply to "
+        'your move keeps its zero value (0, "" or []); list items are non-empty strings.',
+        f"Allowed action_type values: {', '.join(_ACTION_TYPES)}",
+        "Field requirements by action_type:\n"
+        "- propose_protocol / revise_protocol: sample_size >= 1 (samples per arm), "
+        "duration_days >= 1, a non-empty technique and a non-empty rationale; controls, "
+        "elements (the study's method elements the plan keeps, named from the candidate list), "
+        "required_equipment and required_reagents describe the plan; questions must be empty.\n"
+        "- request_info: at least one entry in questions; sample_size, controls, technique, "
+        "elements, duration_days, required_equipment and required_reagents stay empty; "
+        "rationale is optional.\n"
+        "- accept: no questions and no protocol fields; rationale is optional. Accept only once "
+        "a protocol is on the table; it ends the negotiation.",
+    ]
+)
+
+
 def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
     """The Scientist's standing brief, built from the public parts of `scenario` only."""
     sections = [
@@ -65,20 +86,7 @@ def build_scientist_system_prompt(scenario: NormalizedScenarioPack) -> str:
                 for s in scenario.allowed_substitutions
             ],
         ),
-        "Output contract: respond with exactly one JSON object and nothing else. Use exactly "
-        f"these keys and no others: {', '.join(_ACTION_FIELDS)}. A key that does not apply to "
-        'your move keeps its zero value (0, "" or []); list items are non-empty strings.',
-        f"Allowed action_type values: {', '.join(_ACTION_TYPES)}",
-        "Field requirements by action_type:\n"
-        "- propose_protocol / revise_protocol: sample_size >= 1 (samples per arm), "
-        "duration_days >= 1, a non-empty technique and a non-empty rationale; controls, "
-        "elements (the study's method elements the plan keeps, named from the candidate list), "
-        "required_equipment and required_reagents describe the plan; questions must be empty.\n"
-        "- request_info: at least one entry in questions; sample_size, controls, technique, "
-        "elements, duration_days, required_equipment and required_reagents stay empty; "
-        "rationale is optional.\n"
-        "- accept: no questions and no protocol fields; rationale is optional. Accept only once "
-        "a protocol is on the table; it ends the negotiation.",
+        _OUTPUT_CONTRACT,
         scoring_rules(scenario),
     ]
     return "\n\n".join(sections)
@@ -90,14 +98,13 @@ CANDIDATE_SEPARATOR = " | "
 def candidates_section(candidates: Candidates) -> str:
     """The public candidate lists, as the structured observation's slots list them: the text
     prompt carries the same choices, so a text reader and a structured one see the same game."""
-    lines = ["Candidates (what the study could have done; the method says which it did):"]
-    for label, names in (
-        ("techniques", candidates.techniques),
-        ("elements", candidates.elements),
-        ("controls", candidates.controls),
-    ):
-        lines.append(f"- {label}: {CANDIDATE_SEPARATOR.join(names) or 'none'}")
-    return "\n".join(lines)
+    separator = CANDIDATE_SEPARATOR
+    return (
+        "Candidates (what the study could have done; the method says which it did):\n"
+        f"- techniques: {separator.join(candidates.techniques) or 'none'}\n"
+        f"- elements: {separator.join(candidates.elements) or 'none'}\n"
+        f"- controls: {separator.join(candidates.controls) or 'none'}"
+    )
 
 
 def _sample_size(paper: Paper) -> str:
